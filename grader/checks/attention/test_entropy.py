@@ -1,0 +1,38 @@
+"""attention_entropy: nats, 0·log 0 = 0, and the two extremes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from grader.checks import helpers as h
+
+pytestmark = pytest.mark.exercise("attention_entropy")
+
+
+def test_entropy_finite_on_masked_zeros(student, cases):
+    w = cases["attention_entropy"][0].args[0]
+    got = h.as_tensor(student.attention_entropy(w), "`attention_entropy`")
+    h.expect_shape(got, w.shape[:-1], "`attention_entropy` for weights 2x3x5x5", "One entropy per row: sum over the last dim.")
+    assert not torch.isnan(got).any(), (
+        "`attention_entropy` gives NaN on rows with masked (zero) weights: 0 * log(0) is 0 * -inf = NaN. "
+        "Treat 0 · log 0 as 0 (torch.where, or clamp p before the log)."
+    )
+    assert torch.isfinite(got).all(), "`attention_entropy` returned inf"
+
+
+def test_uniform_rows_give_log_n(student):
+    w = torch.full((3, 8), 1 / 8)
+    got = h.as_tensor(student.attention_entropy(w), "`attention_entropy`")
+    want = torch.full((3,), math.log(8), dtype=torch.float64)
+    if torch.allclose(got.double(), want / math.log(2), atol=1e-4):
+        raise AssertionError("`attention_entropy` uses log base 2; the lesson measures entropy in nats (natural log)")
+    h.expect_close(got, want, "`attention_entropy` of a uniform row over 8 tokens (should be log 8)", torch.float32)
+
+
+def test_one_hot_rows_give_zero(student):
+    w = torch.eye(4)
+    got = h.as_tensor(student.attention_entropy(w), "`attention_entropy`")
+    h.expect_close(got, torch.zeros(4, dtype=torch.float64), "`attention_entropy` of one-hot rows (should be 0)", torch.float32)

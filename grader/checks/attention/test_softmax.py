@@ -1,0 +1,81 @@
+"""softmax, written by hand: normalised, stable, exact zeros, along the given dim."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from grader.checks import helpers as h
+from grader.sandbox.errors import NotAttempted, NotDefined
+from grader.submission import forbidden_in
+
+pytestmark = pytest.mark.exercise("softmax")
+NO_SHRINK = settings(database=None, derandomize=True, deadline=None, max_examples=8,
+                     phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+
+
+def test_rows_sum_to_one(student):
+    x = h.randn(2, 3, 5, 7, seed=301, scale=3.0)
+    w = h.as_tensor(student.softmax(x), "`softmax`")
+    h.expect_shape(w, x.shape, "`softmax` on scores 2x3x5x7")
+    sums = w.double().sum(-1)
+    worst = int((sums - 1).abs().argmax())
+    row = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), sums.shape))
+    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-4), (
+        f"row {row} of the softmax output sums to {sums[row].item():.4g}; every row along the last dim must sum to 1. "
+        "Is the sum taken over the last dimension (dim=-1, keepdim=True)?"
+    )
+    assert (w >= 0).all(), "`softmax` returned negative weights"
+
+
+def test_softmax_uses_the_dim_argument(student):
+    x = h.randn(4, 6, seed=302)
+    w = h.as_tensor(student.softmax(x, dim=0), "`softmax(x, dim=0)`")
+    sums = w.double().sum(0)
+    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-4), (
+        f"`softmax(x, dim=0)`: columns sum to {sums[:3].tolist()}...; with dim=0 each column must sum to 1. "
+        "Use the `dim` argument for the max, the exp and the sum."
+    )
+
+
+def test_stable_for_large_scores(student):
+    x = torch.tensor([[1e4, 1e4 - 1.0, -1e4], [5e3, 0.0, -5e3], [3.0, 2.0, 1.0]])
+    w = h.as_tensor(student.softmax(x), "`softmax`")
+    assert torch.isfinite(w).all(), (
+        "`softmax` on scores of size 1e4 gave NaN or inf: exp(1e4) overflows. "
+        "Subtract each row's max before exp (the result does not change, the numbers stay small)."
+    )
+    h.expect_close(w, torch.softmax(x.double(), -1), "`softmax` on scores of size 1e4", torch.float32)
+
+
+def test_minus_inf_gets_exactly_zero(student):
+    x = h.randn(5, 7, seed=303)
+    x[:, 3:] = float("-inf")
+    w = h.as_tensor(student.softmax(x), "`softmax`")
+    assert not torch.isnan(w).any(), "`softmax` gave NaN for a row that contains -inf scores"
+    assert (w[:, 3:] == 0).all(), (
+        f"a -inf score must get weight exactly 0, got {w[:, 3:].max().item():.3g}; exp(-inf - max) is exactly 0"
+    )
+
+
+@settings(NO_SHRINK)
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=4), seed=st.integers(0, 10_000))
+def test_matches_reference_on_random_shapes(student, reference, shape, seed):
+    x = h.randn(*shape, seed=seed, scale=4.0)
+    got = h.as_tensor(student.softmax(x), "`softmax`")
+    h.expect_close(got, reference.softmax(x.double()), f"`softmax` on scores of shape {tuple(shape)}", torch.float32)
+
+
+def test_softmax_written_by_hand(submission, assignment):
+    if "softmax" not in submission.defined:
+        raise NotDefined("softmax")
+    if not submission.attempted("softmax"):
+        raise NotAttempted("softmax")
+    exercise = assignment.exercise("softmax")
+    found = forbidden_in(submission.tree, "softmax", exercise.forbidden_calls, assignment.flagged_calls)
+    assert not found, (
+        f"`softmax` must be written by hand, but it uses `{found[0].name}` (line {found[0].line}, in `{found[0].function}`). "
+        "Use max, exp and sum; torch's softmax is fine everywhere else."
+    )

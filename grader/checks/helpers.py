@@ -1,0 +1,214 @@
+"""What the hidden checks share: seeded inputs, and comparisons that explain themselves.
+
+Every expected value is computed here, in the judge, from the reference in
+float64 on the same (rounded) inputs the student received. Every failure is
+an ``AssertionError`` whose text is written for a student: which function,
+which property, what was seen, and a hint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable, Sequence
+
+import pytest
+import torch
+
+from grader.sandbox.errors import StudentError
+from grader.sandbox.protocol import Opaque
+from grader.sandbox.proxy import StudentProxy
+
+TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float64: (1e-7, 1e-9),
+    torch.float32: (1e-4, 1e-5),
+    torch.float16: (5e-3, 5e-3),
+    torch.bfloat16: (2e-2, 2e-2),
+}
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+DEVICE_MISMATCH = ("is not on the expected device", "Expected all tensors to be on the same device", "device meta")
+
+
+def randn(*shape: int, seed: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> torch.Tensor:
+    """Seeded normal input: the same seed gives the same tensor on every run."""
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).to(dtype)
+
+
+def shape_text(x: Any) -> str:
+    return "x".join(str(s) for s in x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, Opaque):
+        return f"a {value.type_name}"
+    if isinstance(value, torch.Tensor):
+        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
+    return f"a {type(value).__name__}"
+
+
+def as_tensor(value: Any, what: str) -> torch.Tensor:
+    """The value must be a plain torch.Tensor; anything else fails with a clear message."""
+    assert isinstance(value, torch.Tensor), f"{what} returned {describe(value)}; expected a torch.Tensor"
+    return value
+
+
+def as_pair(value: Any, what: str) -> tuple[torch.Tensor, torch.Tensor]:
+    assert isinstance(value, (tuple, list)) and len(value) == 2, (
+        f"{what} returned {describe(value)}; expected a tuple (out, weights)"
+    )
+    return as_tensor(value[0], f"{what} (out)"), as_tensor(value[1], f"{what} (weights)")
+
+
+def expect_shape(t: torch.Tensor, shape: Sequence[int], what: str, hint: str = "") -> None:
+    assert tuple(t.shape) == tuple(shape), (
+        f"{what} has shape {tuple(t.shape)}; expected {tuple(shape)}." + (f" {hint}" if hint else "")
+    )
+
+
+def expect_dtype(t: torch.Tensor, dtype: torch.dtype, what: str) -> None:
+    assert t.dtype == dtype, (
+        f"{what} is {str(t.dtype).removeprefix('torch.')} for {str(dtype).removeprefix('torch.')} inputs; "
+        "outputs must keep the dtype of the inputs (avoid hard-coded dtypes such as torch.float32)"
+    )
+
+
+def expect_close(got: torch.Tensor, expected: torch.Tensor, what: str, dtype: torch.dtype, hint: str = "") -> None:
+    """Compare in float64 with the dtype's tolerance; the message points at the worst entry."""
+    expect_shape(got, expected.shape, what)
+    rtol, atol = TOLERANCES[dtype]
+    g, e = got.detach().to(torch.float64).cpu(), expected.detach().to(torch.float64).cpu()
+    both_inf = torch.isinf(g) & torch.isinf(e) & (torch.sign(g) == torch.sign(e))
+    err = torch.where(both_inf, torch.zeros_like(g), (g - e).abs())
+    bad = ~(err <= atol + rtol * e.abs().nan_to_num(posinf=0.0, neginf=0.0))
+    if not bad.any():
+        return
+    if torch.isnan(g).any() and not torch.isnan(e).any():
+        index = tuple(int(i) for i in torch.nonzero(torch.isnan(g))[0])
+        raise AssertionError(f"{what} contains NaN at index {index} where the expected value is {e[index].item():.4g}." + (f" {hint}" if hint else ""))
+    worst = torch.where(bad, err.nan_to_num(nan=float("inf")), torch.zeros_like(err))
+    index = tuple(int(i) for i in torch.unravel_index(worst.argmax(), worst.shape)) if worst.dim() else ()
+    raise AssertionError(
+        f"{what} differs from the expected result in {int(bad.sum())} of {bad.numel()} entries; "
+        f"at index {index} got {g[index].item():.6g}, expected {e[index].item():.6g} "
+        f"(rtol={rtol:g}, atol={atol:g})." + (f" {hint}" if hint else "")
+    )
+
+
+def reference_f64(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run the reference in float64 on the same (already rounded) inputs."""
+    def up(x: Any) -> Any:
+        return x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+    return fn(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()})
+
+
+def outputs_of(value: Any) -> list[torch.Tensor]:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of a contract function: its inputs and a label for messages."""
+
+    fn: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    label: str
+
+    def cast(self, dtype: torch.dtype) -> Case:
+        def c(x: Any) -> Any:
+            return x.to(dtype) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+        return Case(self.fn, tuple(c(a) for a in self.args), {k: c(v) for k, v in self.kwargs.items()}, self.label)
+
+    def to(self, device: str) -> Case:
+        def c(x: Any) -> Any:
+            return x.to(device) if isinstance(x, torch.Tensor) else x
+        return Case(self.fn, tuple(c(a) for a in self.args), {k: c(v) for k, v in self.kwargs.items()}, self.label)
+
+
+def check_matches_reference(student: StudentProxy, reference: ModuleType, case: Case, dtype: torch.dtype,
+                            names: Sequence[str] = ("output",), hint: str = "") -> None:
+    """Student output equals the float64 reference on the same rounded inputs, dtype kept."""
+    c = case.cast(dtype)
+    got = outputs_of(student.call(c.fn, *c.args, **c.kwargs).value)
+    expected = outputs_of(reference_f64(getattr(reference, c.fn), *c.args, **c.kwargs))
+    what = f"`{c.fn}` on {c.label}"
+    assert len(got) == len(expected), f"{what} returned {len(got)} values; expected {len(expected)}"
+    for name, g, e in zip(names, got, expected):
+        g = as_tensor(g, f"{what} ({name})")
+        expect_shape(g, e.shape, f"{what}: the {name}")
+        if e.is_floating_point():
+            expect_dtype(g, dtype, f"{what}: the {name}")
+        expect_close(g, e, f"{what}: the {name}", dtype, hint)
+
+
+def check_inputs_unchanged(student: StudentProxy, case: Case) -> None:
+    result = student.call(case.fn, *case.args, return_args=True, **case.kwargs)
+    after = result.args_after or []
+    for i, (before, now) in enumerate(zip(case.args, after)):
+        if isinstance(before, torch.Tensor):
+            assert isinstance(now, torch.Tensor) and torch.equal(before, now), (
+                f"`{case.fn}` modified its input #{i + 1} in place; return a new tensor instead "
+                "(e.g. masked_fill, not masked_fill_; x = x - m, not x -= m)"
+            )
+
+
+def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wrt: Sequence[int],
+                    where: Callable[[int, torch.Tensor], torch.Tensor] | None = None) -> None:
+    """Vector-Jacobian products for judge-chosen cotangents match the reference's, in float64."""
+    c = case.cast(torch.float64)
+    ref_args = [a.clone().requires_grad_(i in wrt) if isinstance(a, torch.Tensor) else a for i, a in enumerate(c.args)]
+    ref_out = outputs_of(getattr(reference, c.fn)(*ref_args, **c.kwargs))
+    cotangents = [randn(*o.shape, seed=900 + i, dtype=torch.float64) for i, o in enumerate(ref_out)]
+    pairs = [(o, ct) for o, ct in zip(ref_out, cotangents) if o.requires_grad]
+    expected = torch.autograd.grad([o for o, _ in pairs], [ref_args[i] for i in wrt], [ct for _, ct in pairs], allow_unused=True)
+    result = student.call(c.fn, *c.args, vjp={"wrt": list(wrt), "cotangents": tuple(cotangents)}, **c.kwargs)
+    grads = result.grads or []
+    for k, (i, e) in enumerate(zip(wrt, expected)):
+        what = f"the gradient of `{c.fn}` with respect to input #{i + 1} on {c.label}"
+        g = grads[k] if k < len(grads) else None
+        assert g is not None, f"{what} is missing: no gradient flows back (a .detach(), .item() or a new tensor breaks autograd)"
+        e = torch.zeros_like(c.args[i]) if e is None else e
+        if where is not None:
+            keep = where(i, c.args[i])
+            g, e = g[keep], e[keep]
+        expect_close(g, e, what, torch.float64)
+
+
+def check_on_meta(student: StudentProxy, case: Case) -> list[Any]:
+    """Run on the `meta` device: a CPU-built tensor shows as the same device error a GPU would raise."""
+    c = case.to("meta")
+    try:
+        value = student.call(c.fn, *c.args, **c.kwargs).value
+    except StudentError as err:
+        text = str(err.reply.get("message", ""))
+        if any(s in text for s in DEVICE_MISMATCH):
+            raise AssertionError(
+                f"`{c.fn}` mixes devices: with inputs on another device (as on a GPU) it raised "
+                f"\"{text[:200]}\". Build new tensors on the inputs' device (device=x.device)."
+            ) from None
+        pytest.skip(f"inconclusive on the meta device ({err.exc_type}: {text[:120]}); not counted")
+    for k, out in enumerate(outputs_of(value)):
+        t = as_tensor(out, f"`{c.fn}`")
+        assert t.device.type == "meta", (
+            f"`{c.fn}` returned output #{k + 1} on {t.device} for inputs on another device; "
+            "outputs must stay on the inputs' device"
+        )
+    return outputs_of(value)
+
+
+def check_cuda_matches_cpu(student: StudentProxy, case: Case, cuda: bool) -> None:
+    """Numeric parity CPU vs CUDA (TF32 is off in the worker's default); skipped without CUDA."""
+    if not cuda:
+        pytest.skip("no CUDA device on the grading machine; GPU parity not checked")
+    cpu = outputs_of(student.call(case.fn, *case.args, **case.kwargs).value)
+    gpu = outputs_of(student.call(case.fn, *case.to("cuda").args, **case.kwargs).value)
+    for c, g in zip(cpu, gpu):
+        g = as_tensor(g, f"`{case.fn}` on CUDA")
+        assert g.device.type == "cuda", f"`{case.fn}` returned a tensor on {g.device} for CUDA inputs"
+        expect_close(g.cpu(), as_tensor(c, f"`{case.fn}`"), f"`{case.fn}` on CUDA vs CPU", torch.float32)
+
+
+def noncontiguous(x: torch.Tensor) -> torch.Tensor:
+    """Same values, transposed memory layout (the worker rebuilds the strides)."""
+    return x.transpose(-2, -1).contiguous().transpose(-2, -1) if x.dim() >= 2 else x

@@ -1,0 +1,155 @@
+"""assignments.yaml -> a typed, validated configuration.
+
+Points, limits, visibility and forbidden calls are declared in YAML, not
+coded; the file is checked against ``schema/assignments.schema.json`` on
+load, and any problem becomes one ``ConfigError`` line that names the file,
+the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from grader.sandbox.client import Limits
+
+COURSE_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_CONFIG = COURSE_ROOT / "assignments.yaml"
+
+
+class ConfigError(Exception):
+    """assignments.yaml is missing, not YAML, or does not match its schema."""
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    name: str
+    points: float
+    visibility: str
+    requires_cuda: bool = False
+
+
+@dataclass(frozen=True)
+class ExerciseConfig:
+    name: str
+    checks: tuple[CheckConfig, ...]
+    forbidden_calls: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class AssignmentConfig:
+    id: str
+    title: str
+    file: str
+    reference: Path
+    stub: Path | None
+    checks_package: str
+    limits: Limits
+    skipped_points: str
+    exercises: tuple[ExerciseConfig, ...]
+    flagged_calls: frozenset[str]
+
+    def check(self, exercise: str, name: str) -> CheckConfig | None:
+        """The configured check ``name`` of ``exercise`` (a test may serve several exercises)."""
+        for ex in self.exercises:
+            if ex.name == exercise:
+                return next((c for c in ex.checks if c.name == name), None)
+        return None
+
+    def exercise(self, name: str) -> ExerciseConfig | None:
+        return next((ex for ex in self.exercises if ex.name == name), None)
+
+    @property
+    def checks_dir(self) -> Path:
+        return Path(__file__).resolve().parent / "checks" / self.checks_package
+
+    @property
+    def max_points(self) -> float:
+        return sum(c.points for ex in self.exercises for c in ex.checks)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    assignments: dict[str, AssignmentConfig]
+
+    def assignment(self, assignment_id: str) -> AssignmentConfig:
+        if assignment_id not in self.assignments:
+            known = ", ".join(sorted(self.assignments))
+            raise ConfigError(f"unknown assignment {assignment_id!r} (known: {known})")
+        return self.assignments[assignment_id]
+
+
+def _schema() -> dict[str, Any]:
+    text = resources.files("grader.schema").joinpath("assignments.schema.json").read_text()
+    return json.loads(text)
+
+
+def load_config(path: Path = DEFAULT_CONFIG) -> Config:
+    """Read and validate ``path``; raises ConfigError with a one-line reason."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(raw))
+    if error is not None:
+        key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+        raise ConfigError(f"{path}: {key}: {error.message}")
+    return _build(path, raw)
+
+
+def _build(path: Path, raw: dict[str, Any]) -> Config:
+    defaults = raw.get("defaults") or {}
+    flagged = frozenset(raw.get("flagged_calls") or ())
+    root = path.resolve().parent
+    out: dict[str, AssignmentConfig] = {}
+    for aid, a in raw["assignments"].items():
+        limits = _limits({**(defaults.get("limits") or {}), **(a.get("limits") or {})})
+        exercises = []
+        for ename, e in a["exercises"].items():
+            vis = e.get("visibility", defaults.get("visibility", "visible"))
+            checks = tuple(_check(cname, c, vis) for cname, c in e["checks"].items())
+            total = sum(c.points for c in checks)
+            if "points" in e and abs(e["points"] - total) > 1e-9:
+                raise ConfigError(
+                    f"{path}: assignments.{aid}.exercises.{ename}.points: {e['points']} does not equal "
+                    f"the sum of its checks' points ({total:g})"
+                )
+            exercises.append(ExerciseConfig(ename, checks, frozenset(e.get("forbidden_calls") or ())))
+        out[aid] = AssignmentConfig(
+            id=aid,
+            title=a.get("title", aid),
+            file=a["file"],
+            reference=root / a["reference"],
+            stub=root / a["stub"] if a.get("stub") else None,
+            checks_package=a["checks"],
+            limits=limits,
+            skipped_points=a.get("skipped_points", defaults.get("skipped_points", "drop")),
+            exercises=tuple(exercises),
+            flagged_calls=flagged,
+        )
+    return Config(path, out)
+
+
+def _check(name: str, spec: Any, visibility: str) -> CheckConfig:
+    if isinstance(spec, dict):
+        return CheckConfig(name, float(spec["points"]), spec.get("visibility", visibility), bool(spec.get("requires_cuda")))
+    return CheckConfig(name, float(spec), visibility)
+
+
+def _limits(values: dict[str, Any]) -> Limits:
+    known = {f.name for f in fields(Limits)}
+    values = dict(values)
+    if "output_keep_kib" in values:
+        values["output_keep_bytes"] = values.pop("output_keep_kib") * 1024
+    return Limits(**{k: v for k, v in values.items() if k in known})

@@ -1,0 +1,1 @@
+"""Exporters: small functions from a Scorecard to text or a file, one format per module."""

@@ -1,0 +1,332 @@
+"""The judge's side of the sandbox: start the server, drive one submission's child.
+
+``WorkerServer`` owns the warm server process. ``SubmissionWorker`` owns the
+current child for one submission: it loads the source, sends requests with a
+CPU-time limit (read from ``/proc``, which the child cannot fake) and a
+wall-clock backstop, kills the child's process group with SIGKILL when a
+limit passes, and starts a fresh child for the next request after any crash.
+Output the child prints goes through a capped drain and never fills memory.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grader.sandbox import protocol
+from grader.sandbox.errors import (
+    LoadFailed,
+    NotAttempted,
+    NotDefined,
+    StudentCrash,
+    StudentError,
+    StudentTimeout,
+    WorkerUnavailable,
+)
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SERVER_START_TIMEOUT = 120.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-call and per-child limits; filled from assignments.yaml."""
+
+    call_cpu_seconds: float = 10.0
+    call_wall_seconds: float = 30.0
+    load_cpu_seconds: float = 10.0
+    memory_mib: int = 3072
+    child_cpu_seconds: int = 300
+    file_size_mib: int = 16
+    open_files: int = 64
+    scratch_mib: int = 16
+    output_keep_bytes: int = 64 * 1024
+    threads: int = 1
+    disabled_layers: tuple[str, ...] = ()
+
+
+class WorkerServer:
+    """The warm server process. Start it before loading any secret."""
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self._lock = threading.Lock()
+        self._conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR")}
+        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["OMP_NUM_THREADS"] = "1"
+        self._proc = subprocess.Popen(
+            [python, "-m", "grader.sandbox.server", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if not os.environ.get("GRADER_DEBUG") else None,
+            cwd=tempfile.gettempdir(),
+            env=env,
+            start_new_session=True,
+        )
+        theirs.close()
+        self._conn.settimeout(SERVER_START_TIMEOUT)
+        try:
+            hello = protocol.decode(self._conn.recv(1 << 16))
+        except (OSError, protocol.ProtocolError) as exc:
+            self.close()
+            raise WorkerUnavailable(f"the worker server did not start: {exc}") from None
+        if not isinstance(hello, dict) or not hello.get("ready"):
+            self.close()
+            raise WorkerUnavailable("the worker server did not start")
+        self._conn.settimeout(30.0)
+
+    def spawn(self, policy: dict[str, Any]) -> tuple[int, socket.socket, int, int]:
+        """Fork a child; returns (pid, socket, output fd, pidfd)."""
+        with self._lock:
+            try:
+                self._conn.send(protocol.encode({"op": "spawn", "policy": policy}))
+                data, fds, _, _ = socket.recv_fds(self._conn, 1 << 16, 3)
+            except OSError as exc:
+                raise WorkerUnavailable(f"the worker server stopped answering: {exc}") from None
+        if len(fds) != 3:
+            for fd in fds:
+                os.close(fd)
+            raise WorkerUnavailable("the worker server did not hand over a child")
+        reply = protocol.decode(data)
+        return int(reply["pid"]), socket.socket(fileno=fds[0]), fds[1], fds[2]
+
+    def reap(self, pid: int) -> int | None:
+        """Wait for a dead (or killed) child; returns its raw wait status."""
+        with self._lock:
+            try:
+                self._conn.send(protocol.encode({"op": "reap", "pid": pid}))
+                return protocol.decode(self._conn.recv(1 << 16)).get("status")
+            except (OSError, protocol.ProtocolError):
+                return None
+
+    def close(self) -> None:
+        self._conn.close()
+        try:
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+            self._proc.wait()
+
+    def __enter__(self) -> WorkerServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class OutputDrain(threading.Thread):
+    """Reads a child's stdout/stderr, keeps the first ``keep`` bytes, counts the rest."""
+
+    def __init__(self, fd: int, keep: int) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.keep = fd, keep
+        self.kept = bytearray()
+        self.dropped = 0
+
+    def run(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 1 << 16):
+                room = self.keep - len(self.kept)
+                self.kept += chunk[: max(room, 0)]
+                self.dropped += max(len(chunk) - max(room, 0), 0)
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+
+@dataclass
+class Child:
+    pid: int
+    sock: socket.socket
+    pidfd: int
+    drain: OutputDrain
+    layers: dict[str, str] = field(default_factory=dict)
+
+
+class SubmissionWorker:
+    """All student code for one submission runs through here, in a child process."""
+
+    def __init__(self, server: WorkerServer, source: str, filename: str, limits: Limits, scratch: Path) -> None:
+        self.server, self.source, self.filename, self.limits = server, source, filename, limits
+        self.scratch = scratch
+        self.incidents = 0  # crashes and timeouts so far: a check that saw one cannot pass
+        self.restarts = 0
+        self.layers: dict[str, str] = {}
+        self.names: dict[str, str] = {}
+        self.load_error: dict | None = None
+        self.output = bytearray()
+        self.output_dropped = 0
+        self._child: Child | None = None
+
+    # -- lifecycle ---------------------------------------------------------
+
+    def _policy(self) -> dict[str, Any]:
+        lim = self.limits
+        return {
+            "memory_mib": lim.memory_mib,
+            "cpu_seconds": lim.child_cpu_seconds,
+            "file_size_mib": lim.file_size_mib,
+            "open_files": lim.open_files,
+            "scratch_dir": str(self.scratch),
+            "scratch_mib": lim.scratch_mib,
+            "threads": lim.threads,
+            "disabled": list(lim.disabled_layers),
+        }
+
+    def _start(self) -> Child:
+        pid, sock, out_fd, pidfd = self.server.spawn(self._policy())
+        drain = OutputDrain(out_fd, max(self.limits.output_keep_bytes - len(self.output), 0))
+        drain.start()
+        child = Child(pid, sock, pidfd, drain)
+        self._child = child
+        try:
+            hello = self._exchange(None, "starting the worker", self.limits.load_cpu_seconds)
+        except (StudentTimeout, StudentCrash) as exc:
+            raise WorkerUnavailable(f"the sandboxed worker did not start: {exc}") from None
+        child.layers = dict(hello.get("layers") or {})
+        self.layers = child.layers
+        try:
+            reply = self._exchange(
+                {"op": "load", "source": self.source, "filename": self.filename},
+                "loading your file",
+                self.limits.load_cpu_seconds,
+            )
+        except (StudentTimeout, StudentCrash) as exc:
+            # Remembered, so a file that hangs at import costs its time once, not once per check.
+            reply = {"ok": False, "kind": "timeout" if isinstance(exc, StudentTimeout) else "crash",
+                     "message": str(exc)}
+        if not reply.get("ok"):
+            self.load_error = reply
+        else:
+            self.names = dict(reply.get("names") or {})
+        return child
+
+    def ensure_started(self) -> None:
+        if self._child is None:
+            self._start()
+
+    def _kill(self, child: Child) -> int | None:
+        try:
+            signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        status = self.server.reap(child.pid)
+        child.sock.close()
+        os.close(child.pidfd)
+        child.drain.join(timeout=5)
+        self.output += child.drain.kept
+        self.output_dropped += child.drain.dropped
+        if self._child is child:
+            self._child = None
+        return status
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._kill(self._child)
+
+    # -- requests ----------------------------------------------------------
+
+    def request(self, message: dict, what: str) -> dict:
+        """Send one request to a live child (starting one if needed) and return its reply."""
+        if self._child is None:
+            self._start()
+        if self.load_error is not None:
+            raise LoadFailed(self.load_error)
+        return self._exchange(message, what, self.limits.call_cpu_seconds)
+
+    def _exchange(self, message: dict | None, what: str, cpu_limit: float) -> dict:
+        child = self._child
+        assert child is not None
+        start_cpu = _cpu_seconds(child.pid)
+        deadline = time.monotonic() + self.limits.call_wall_seconds
+        try:
+            if message is not None:
+                child.sock.settimeout(self.limits.call_wall_seconds)
+                protocol.send(child.sock, message)
+            while True:
+                ready, _, _ = select.select([child.sock], [], [], 0.02)
+                if ready:
+                    break
+                used = _cpu_seconds(child.pid) - start_cpu
+                if used > cpu_limit:
+                    self._fail(child, StudentTimeout(what, f"{cpu_limit:g} s of CPU time"))
+                if time.monotonic() > deadline:
+                    self._fail(child, StudentTimeout(what, f"{self.limits.call_wall_seconds:g} s of wall time"))
+            child.sock.settimeout(max(deadline - time.monotonic(), 0.5))
+            reply = protocol.recv(child.sock)
+        except (protocol.PeerClosed, ConnectionError, BrokenPipeError):
+            status = self._kill(child)
+            self.incidents += 1
+            raise StudentCrash(what, _describe_status(status)) from None
+        except (protocol.ProtocolError, TimeoutError) as exc:
+            self._fail(child, StudentCrash(what, f"the worker sent a malformed reply ({exc})"))
+        if not isinstance(reply, dict):
+            self._fail(child, StudentCrash(what, "the worker sent a malformed reply"))
+        return reply
+
+    def _fail(self, child: Child, error: Exception) -> None:
+        self._kill(child)
+        self.incidents += 1
+        raise error
+
+    def output_text(self) -> str:
+        child = self._child
+        kept = bytes(self.output + (child.drain.kept if child else b""))
+        return kept.decode("utf-8", "replace")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of the whole process, from the kernel (the child cannot fake it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _describe_status(status: int | None) -> str:
+    if status is None:
+        return "the worker process died"
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        hint = {
+            "SIGKILL": " (killed: often the memory limit)",
+            "SIGSEGV": " (a crash inside native code)",
+            "SIGXCPU": " (CPU time limit of the worker)",
+            "SIGXFSZ": " (file size limit)",
+            "SIGSYS": " (a forbidden system call)",
+        }.get(name, "")
+        return f"the worker process was killed by {name}{hint}"
+    if os.WIFEXITED(status):
+        return f"the worker process exited with status {os.WEXITSTATUS(status)} (did your code call exit()?)"
+    return "the worker process died"
+
+
+def raise_for_reply(reply: dict, called: str) -> None:
+    """Map a failed reply to the typed error the checks and scoring understand."""
+    if reply.get("ok"):
+        return
+    kind = reply.get("kind")
+    if kind == "not_defined":
+        raise NotDefined(called, reply.get("message", ""))
+    if kind == "not_implemented":
+        where = reply.get("function")
+        if where in (None, called, "__init__", "forward"):
+            raise NotAttempted(called)
+        raise StudentError(called, reply, note=f"it calls `{where}`, which is not implemented yet")
+    raise StudentError(called, reply)

@@ -1,0 +1,107 @@
+"""The scorecard: plain, frozen data, serialised to JSON with a schema beside it.
+
+Every path that ends a grading - success, a submission that cannot even be
+parsed, the grader's own crash - builds one of these through ``Scorecard``,
+so every card validates against ``schema/scorecard.schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+SCHEMA_VERSION = "1.0"
+STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    id: str
+    exercise: str
+    status: str
+    score: float
+    max_score: float
+    message: str
+    visibility: str
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SubmissionInfo:
+    file: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Flag:
+    """Something course staff should look at that costs no points by itself."""
+
+    kind: str
+    line: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    assignment: str
+    submission: SubmissionInfo
+    score: float
+    max_score: float
+    checks: tuple[CheckResult, ...]
+    environment: dict[str, Any] = field(default_factory=dict)
+    flags: tuple[Flag, ...] = ()
+    output: str = ""
+    grader_error: str | None = None
+    graded_at: str = ""
+    duration_s: float = 0.0
+    schema_version: str = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        if data["grader_error"] is None:
+            del data["grader_error"]
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Scorecard:
+        validate(data)
+        return cls(
+            assignment=data["assignment"],
+            submission=SubmissionInfo(**data["submission"]),
+            score=data["score"],
+            max_score=data["max_score"],
+            checks=tuple(CheckResult(**c) for c in data["checks"]),
+            environment=data.get("environment", {}),
+            flags=tuple(Flag(**f) for f in data.get("flags", [])),
+            output=data.get("output", ""),
+            grader_error=data.get("grader_error"),
+            graded_at=data.get("graded_at", ""),
+            duration_s=data.get("duration_s", 0.0),
+            schema_version=data["schema_version"],
+        )
+
+
+def schema() -> dict[str, Any]:
+    return json.loads(resources.files("grader.schema").joinpath("scorecard.schema.json").read_text())
+
+
+def validate(data: dict[str, Any]) -> None:
+    """Raise jsonschema.ValidationError when ``data`` is not a valid scorecard."""
+    jsonschema.validate(data, schema())
+
+
+def write(card: Scorecard, path: Path) -> None:
+    """Write atomically, so a reader never sees half a card."""
+    text = card.to_json()
+    validate(json.loads(text))
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,228 @@
+"""Stage 1: read a submission and learn what we can without running it.
+
+Bytes become source text (a notebook's code cells, top to bottom); the AST
+then tells which contract names are defined, which are still the stub, and
+which forbidden calls appear. Nothing here executes student code: forbidden
+calls are found by reading, so a submission cannot hide them by behaving
+differently when watched.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_SUBMISSION_BYTES = 5 * 1024 * 1024
+
+
+class UnreadableSubmission(Exception):
+    """The file could not be read from disk at all (a grader-side failure)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One forbidden or flagged construct: what, where, inside which function."""
+
+    name: str
+    line: int
+    function: str | None
+
+
+@dataclass(frozen=True)
+class Submission:
+    path: Path
+    filename: str
+    sha256: str
+    source: str
+    problem: str | None = None  # why the source cannot be run at all (syntax, encoding, size)
+    problem_line: int | None = None
+    defined: frozenset[str] = frozenset()
+    stubs: frozenset[str] = frozenset()
+    flags: tuple[Finding, ...] = ()
+    tree: ast.Module | None = field(default=None, compare=False, repr=False)
+
+    def attempted(self, name: str) -> bool:
+        return name in self.defined and name not in self.stubs
+
+
+def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) -> Submission:
+    """Read ``path`` (.py or .ipynb) into a Submission; never raises for bad *content*."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise UnreadableSubmission(f"cannot read {path}: {exc.strerror or exc}") from None
+    digest = hashlib.sha256(raw).hexdigest()
+    base = {"path": path, "filename": path.name, "sha256": digest}
+    if len(raw) > MAX_SUBMISSION_BYTES:
+        return Submission(**base, source="", problem=f"the file is {len(raw) // 1024} KiB; the limit is {MAX_SUBMISSION_BYTES // 1024} KiB")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return Submission(**base, source="", problem=f"the file is not UTF-8 text (bad byte at offset {exc.start})")
+    if path.suffix == ".ipynb":
+        text, problem = notebook_source(text)
+        if problem:
+            return Submission(**base, source="", problem=problem)
+    if not text.strip():
+        return Submission(**base, source=text, problem="the file is empty")
+    try:
+        tree = ast.parse(text, filename=path.name)
+    except SyntaxError as exc:
+        return Submission(
+            **base,
+            source=text,
+            problem=f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}",
+            problem_line=exc.lineno,
+        )
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return Submission(**base, source=text, problem=f"the file cannot be parsed: {exc}")
+    defined, stubs = defined_names(tree)
+    return Submission(
+        **base,
+        source=text,
+        defined=frozenset(defined),
+        stubs=frozenset(stubs),
+        flags=tuple(find_names(tree, flagged_calls)),
+        tree=tree,
+    )
+
+
+def notebook_source(text: str) -> tuple[str, str | None]:
+    """A notebook's code cells joined top to bottom; IPython magics and shell lines dropped."""
+    import nbformat
+
+    try:
+        nb = nbformat.reads(text, as_version=4)
+    except (json.JSONDecodeError, nbformat.reader.NotJSONError, ValueError, KeyError, AttributeError) as exc:
+        return "", f"the notebook cannot be read: {str(exc)[:200]}"
+    cells = []
+    for cell in nb.cells:
+        if cell.get("cell_type") != "code":
+            continue
+        lines = [
+            ("# " + line) if line.lstrip().startswith(("%", "!")) else line
+            for line in str(cell.get("source", "")).splitlines()
+        ]
+        cells.append("\n".join(lines))
+    return "\n\n".join(cells) + "\n", None
+
+
+def defined_names(tree: ast.Module) -> tuple[set[str], set[str]]:
+    """Top-level functions/classes/assignments, and which of them are still stubs.
+
+    A stub is a body that, docstring aside, only raises NotImplementedError;
+    for a class, when ``__init__`` (or every method) is such a stub.
+    """
+    defined: set[str] = set()
+    stubs: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+            stubs.discard(node.name)
+            if _is_stub_body(node.body):
+                stubs.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            defined.add(node.name)
+            stubs.discard(node.name)
+            methods = [n for n in node.body if isinstance(n, ast.FunctionDef)]
+            init = next((m for m in methods if m.name == "__init__"), None)
+            if (init is not None and _is_stub_body(init.body)) or (methods and all(_is_stub_body(m.body) for m in methods)):
+                stubs.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    defined.add(t.id)
+                    stubs.discard(t.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                defined.add((alias.asname or alias.name).split(".")[0])
+    return defined, stubs
+
+
+def _is_stub_body(body: list[ast.stmt]) -> bool:
+    stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Raise) or stmts[0].exc is None:
+        return False
+    exc = stmts[0].exc
+    target = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(target, ast.Name) and target.id == "NotImplementedError"
+
+
+def find_names(tree: ast.AST, names: frozenset[str]) -> list[Finding]:
+    """Every use of a name or attribute in ``names`` (calls, references, imports), with its function."""
+    found: list[Finding] = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
+            hit = None
+            if isinstance(child, ast.Name) and child.id in names:
+                hit = child.id
+            elif isinstance(child, ast.Attribute) and child.attr in names:
+                hit = child.attr
+            elif isinstance(child, (ast.Import, ast.ImportFrom)):
+                module = getattr(child, "module", None) or ""
+                for alias in child.names:
+                    parts = set(alias.name.split(".")) | set(module.split("."))
+                    if parts & names:
+                        hit = (parts & names).pop()
+            if hit:
+                found.append(Finding(hit, getattr(child, "lineno", 0), function))
+            visit(child, inner)
+
+    visit(tree, None)
+    return found
+
+
+def forbidden_in(tree: ast.Module, function: str, forbidden: frozenset[str], flagged: frozenset[str]) -> list[Finding]:
+    """Forbidden names used by ``function`` or any module-level helper it reaches.
+
+    Import aliases are resolved (``from torch.nn.functional import softmax as
+    sm`` makes ``sm`` forbidden), as are module-level assignments such as
+    ``sm = torch.softmax``; dynamic lookups (``getattr``, ``eval``...) inside
+    that code count as forbidden, because they could hide anything.
+    """
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    aliases = _forbidden_aliases(tree, forbidden)
+    seen: set[str] = set()
+    found: list[Finding] = []
+    pending = [function]
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in functions:
+            continue
+        seen.add(name)
+        for node in ast.walk(functions[name]):
+            if isinstance(node, ast.Attribute) and node.attr in forbidden:
+                found.append(Finding(node.attr, node.lineno, name))
+            elif isinstance(node, ast.Name):
+                if node.id in aliases:
+                    found.append(Finding(aliases[node.id], node.lineno, name))
+                elif node.id in flagged:
+                    found.append(Finding(node.id, node.lineno, name))
+                elif node.id in functions and node.id != name:
+                    pending.append(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                found.extend(Finding(f.name, f.line, name) for f in find_names(ast.Module(body=[node], type_ignores=[]), forbidden | flagged))
+    return sorted(set(found), key=lambda f: (f.line, f.name))
+
+
+def _forbidden_aliases(tree: ast.Module, forbidden: frozenset[str]) -> dict[str, str]:
+    aliases: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name in forbidden:
+                    aliases[alias.asname or alias.name] = alias.name
+        elif isinstance(node, ast.Assign):
+            refs = [n for n in ast.walk(node.value) if isinstance(n, ast.Attribute) and n.attr in forbidden]
+            refs += [n for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id in aliases]
+            if refs:
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        aliases[t.id] = getattr(refs[0], "attr", None) or aliases[refs[0].id]
+    return aliases

@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: apply_mask
+# message: modif|in place|in-place|input
+# why: apply_mask uses masked_fill_ and overwrites the caller's scores tensor in place
+
+import torch
+
+
+def apply_mask(scores, mask):
+    return scores.masked_fill_(~mask, float("-inf"))

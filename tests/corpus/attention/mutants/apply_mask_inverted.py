@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: apply_mask
+# message: -inf|False|mask
+# why: apply_mask sets -inf where the mask is True (the allowed positions) instead of where it is False
+
+import torch
+
+
+def apply_mask(scores, mask):
+    return scores.masked_fill(mask, float("-inf"))

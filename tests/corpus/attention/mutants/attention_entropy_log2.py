@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: attention_entropy
+# message: nats|natural|log
+# why: attention_entropy uses log2 (bits) instead of the natural log (nats)
+
+import torch
+
+
+def attention_entropy(weights):
+    return -torch.special.xlogy(weights, weights).sum(dim=-1) / torch.log(torch.tensor(2.0, dtype=weights.dtype, device=weights.device))

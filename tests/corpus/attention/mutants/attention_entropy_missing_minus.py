@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: attention_entropy
+# message: sign|negative|minus
+# why: attention_entropy forgets the minus sign, so every entropy is negative
+
+import torch
+
+
+def attention_entropy(weights):
+    p = weights
+    return (p * torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))).sum(dim=-1)

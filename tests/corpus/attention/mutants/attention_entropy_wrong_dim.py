@@ -1,0 +1,13 @@
+# expect: lose
+# assignment: attention
+# exercise: attention_entropy
+# message: dim|shape|row
+# why: attention_entropy sums over dim -2 (the queries) instead of -1 (each row's keys)
+
+import torch
+
+
+def attention_entropy(weights):
+    p = weights
+    log_p = torch.log(p.clamp_min(torch.finfo(p.dtype).tiny))
+    return -(p * log_p).sum(dim=-2)

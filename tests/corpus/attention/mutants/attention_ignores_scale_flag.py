@@ -1,0 +1,15 @@
+# expect: lose
+# assignment: attention
+# exercise: attention
+# message: scale
+# why: attention always scales the scores, ignoring scale=False
+
+import torch
+
+
+def attention(q, k, v, causal=True, scale=True):
+    scores = scale_scores(attention_scores(q, k), q.shape[-1])
+    if causal:
+        scores = apply_mask(scores, causal_mask(q.shape[-2], device=q.device))
+    weights = softmax(scores, dim=-1)
+    return mix_values(weights, v), weights

@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: attention_scores
+# message: scal|raw|sqrt
+# why: attention_scores already divides by sqrt(d) although the contract asks for raw dot products
+
+import math
+import torch
+
+
+def attention_scores(q, k):
+    return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])

@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: bag_of_past
+# message: mean|average
+# why: bag_of_past divides the running sum by T instead of by t + 1
+
+import torch
+
+
+def bag_of_past(v):
+    return v.cumsum(dim=-2) / v.shape[-2]

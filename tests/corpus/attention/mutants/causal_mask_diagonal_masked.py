@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: causal_mask
+# message: diagonal|itself
+# why: causal_mask uses tril(diagonal=-1), so a token may not attend to itself (and row 0 is all False)
+
+import torch
+
+
+def causal_mask(T, device=None):
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril(diagonal=-1)

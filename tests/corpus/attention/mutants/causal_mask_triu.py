@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: causal_mask
+# message: upper triangle|future|lower
+# why: causal_mask uses triu instead of tril, so each token attends to the future instead of the past
+
+import torch
+
+
+def causal_mask(T, device=None):
+    return torch.ones(T, T, dtype=torch.bool, device=device).triu()

@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: merge_heads
+# message: inverse|order|channel
+# why: merge_heads reshapes (B, H, T, d) straight to (B, T, H*d) without moving the head axis back first
+
+import torch
+
+
+def merge_heads(x):
+    B, H, T, d = x.shape
+    return x.reshape(B, T, H * d)

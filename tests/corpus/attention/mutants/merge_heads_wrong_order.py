@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: merge_heads
+# message: inverse|order|channel
+# why: merge_heads permutes to (B, T, d, H) before flattening, interleaving the heads' channels
+
+import torch
+
+
+def merge_heads(x):
+    B, H, T, d = x.shape
+    return x.permute(0, 2, 3, 1).reshape(B, T, H * d)

@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: mix_values
+# message: shape|transpose|weights
+# why: mix_values uses weights.transpose(-2, -1) @ v (columns instead of rows of the weight matrix)
+
+import torch
+
+
+def mix_values(weights, v):
+    return weights.transpose(-2, -1) @ v

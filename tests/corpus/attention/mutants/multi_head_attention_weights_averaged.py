@@ -1,0 +1,15 @@
+# expect: lose
+# assignment: attention
+# exercise: multi_head_attention
+# message: shape|weights|head
+# why: multi_head_attention returns the weights averaged over heads, (B, T, T), instead of (B, n_heads, T, T)
+
+import torch
+
+
+def multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, causal=True):
+    q = split_heads(x @ w_q, n_heads)
+    k = split_heads(x @ w_k, n_heads)
+    v = split_heads(x @ w_v, n_heads)
+    out, weights = attention(q, k, v, causal=causal)
+    return merge_heads(out) @ w_o, weights.mean(dim=1)

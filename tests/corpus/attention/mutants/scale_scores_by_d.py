@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: scale_scores
+# message: sqrt|scal
+# why: scale_scores divides by head_size instead of sqrt(head_size)
+
+import torch
+
+
+def scale_scores(scores, head_size):
+    return scores / head_size

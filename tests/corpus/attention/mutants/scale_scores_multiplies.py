@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: scale_scores
+# message: sqrt|divid|scal
+# why: scale_scores multiplies by sqrt(head_size) instead of dividing
+
+import math
+import torch
+
+
+def scale_scores(scores, head_size):
+    return scores * math.sqrt(head_size)

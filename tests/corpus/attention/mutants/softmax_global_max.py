@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: softmax
+# message: stab|NaN|1e4
+# why: softmax subtracts the max of the whole tensor, not of each row: rows far below the global max underflow to 0/0 = NaN
+
+import torch
+
+
+def softmax(scores, dim=-1):
+    e = torch.exp(scores - scores.max())
+    return e / e.sum(dim=dim, keepdim=True)

@@ -1,0 +1,13 @@
+# expect: lose
+# assignment: attention
+# exercise: softmax
+# message: dim
+# why: softmax ignores its dim argument and always normalises over the last axis
+
+import torch
+
+
+def softmax(scores, dim=-1):
+    m = scores.amax(dim=-1, keepdim=True)
+    e = torch.exp(scores - m)
+    return e / e.sum(dim=-1, keepdim=True)

@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: softmax
+# message: stab|overflow|NaN|inf|1e4
+# why: softmax without subtracting the row max: exp overflows to inf for scores of magnitude 1e4, giving NaN
+
+import torch
+
+
+def softmax(scores, dim=-1):
+    e = torch.exp(scores)
+    return e / e.sum(dim=dim, keepdim=True)

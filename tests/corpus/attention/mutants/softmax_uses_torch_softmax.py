@@ -1,0 +1,11 @@
+# expect: lose
+# assignment: attention
+# exercise: softmax
+# message: torch\.softmax|forbidden|not allowed|by hand
+# why: softmax just calls torch.softmax, which the assignment forbids (values are right)
+
+import torch
+
+
+def softmax(scores, dim=-1):
+    return torch.softmax(scores, dim=dim)

@@ -1,0 +1,13 @@
+# expect: lose
+# assignment: attention
+# exercise: split_heads
+# message: ValueError
+# why: split_heads checks divisibility with assert (AssertionError) instead of raising ValueError
+
+import torch
+
+
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    assert C % n_heads == 0, "C must be divisible by n_heads"
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)

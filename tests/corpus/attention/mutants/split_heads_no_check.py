@@ -1,0 +1,12 @@
+# expect: lose
+# assignment: attention
+# exercise: split_heads
+# message: ValueError
+# why: split_heads never checks C % n_heads, so a bad n_heads dies with a RuntimeError from view, not ValueError
+
+import torch
+
+
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)

@@ -1,0 +1,14 @@
+# expect: lose
+# assignment: attention
+# exercise: split_heads
+# message: shape|transpose|head
+# why: split_heads views x as (B, H, T, d) directly without the transpose, scrambling tokens and channels
+
+import torch
+
+
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    if C % n_heads != 0:
+        raise ValueError("C must be divisible by n_heads")
+    return x.view(B, n_heads, T, C // n_heads)
