@@ -16,6 +16,7 @@ bounded (capped loops and allocations, a timeout per child).
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import errno
 import importlib
 import json
@@ -134,7 +135,7 @@ def assert_blocked_by(layers: set[str], attempt: Callable[[int], str], policy: C
 
 
 def _without(policy: ChildPolicy, layers: set[str]) -> ChildPolicy:
-    return ChildPolicy(**{**policy.__dict__, "disabled": policy.disabled | frozenset(layers)})
+    return dataclasses.replace(policy, disabled=policy.disabled | frozenset(layers))
 
 
 @pytest.fixture
@@ -180,6 +181,24 @@ def test_probe_reports_every_layer_and_none_fails() -> None:
         assert set(report.values()) == {"active"}, report
 
 
+def test_refuses_a_multithreaded_process() -> None:
+    """Landlock and the namespaces would cover only the calling thread."""
+    def attempt(report_fd: int) -> str:
+        stop = threading.Event()
+        worker = threading.Thread(target=stop.wait, args=(5,))
+        worker.start()
+        try:
+            apply_layers(ChildPolicy())
+        except RuntimeError:
+            return "refused"
+        finally:
+            stop.set()
+            worker.join()
+        return "applied"
+
+    assert run_child(ChildPolicy(disabled=frozenset(LAYER_ORDER)), attempt)["result"] == "refused"
+
+
 def test_close_inherited_fds_keeps_only_the_given_ones() -> None:
     def attempt(report_fd: int) -> dict:
         extra = [os.open(os.devnull, os.O_RDONLY) for _ in range(5)]
@@ -211,10 +230,17 @@ def test_fork_denied_but_threads_and_torch_threads_work(policy: ChildPolicy) -> 
             worker.start()
         for worker in workers:
             worker.join(5)
+        err_read, err_write = os.pipe()  # torch's first op must not complain
+        saved_stderr = os.dup(2)
+        os.dup2(err_write, 2)
         torch.set_num_threads(2)
         a = torch.randn(384, 512, generator=torch.Generator().manual_seed(0))
         value = float(torch.softmax(a @ a.T, dim=-1).sum())
-        return {"python_threads": len(results), "torch_value": value,
+        os.dup2(saved_stderr, 2)
+        os.close(err_write)
+        os.set_blocking(err_read, False)
+        stderr = os.read(err_read, 4096).decode(errors="replace")
+        return {"python_threads": len(results), "torch_value": value, "stderr": stderr,
                 "tasks": os.stat("/proc/self/task").st_nlink - 2}
 
     report = run_child(policy, threads)
@@ -223,6 +249,7 @@ def test_fork_denied_but_threads_and_torch_threads_work(policy: ChildPolicy) -> 
     assert result["python_threads"] == 4
     assert result["torch_value"] == pytest.approx(384, rel=1e-4)
     assert result["tasks"] >= 2  # torch's worker thread was really created
+    assert result["stderr"] == ""
 
 
 def test_subprocess_denied(policy: ChildPolicy) -> None:
@@ -235,8 +262,8 @@ def test_subprocess_denied(policy: ChildPolicy) -> None:
 
 def test_execve_denied(policy: ChildPolicy) -> None:
     def execute(report_fd: int) -> str:
-        os.set_inheritable(report_fd, True)
-        script = f"""printf '{{"status": {{}}, "result": "ok"}}' >&{report_fd}"""
+        os.dup2(report_fd, 9)  # inheritable; sh only redirects to one-digit fds
+        script = """printf '{"status": {}, "result": "ok"}' >&9"""
         return outcome(lambda: os.execv("/bin/sh", ["sh", "-c", script]))
 
     assert_blocked_by({"seccomp", "landlock"}, execute, policy)
@@ -247,7 +274,7 @@ def test_execve_denied(policy: ChildPolicy) -> None:
     (socket.AF_INET6, {"seccomp"}),
     (socket.AF_NETLINK, {"seccomp"}),
     (socket.AF_PACKET, {"seccomp", "capabilities"}),  # also needs CAP_NET_RAW
-])
+], ids=["AF_INET", "AF_INET6", "AF_NETLINK", "AF_PACKET"])
 def test_network_sockets_denied(policy: ChildPolicy, family: int, layers: set[str]) -> None:
     sock_type = socket.SOCK_RAW if family in (socket.AF_NETLINK, socket.AF_PACKET) else socket.SOCK_STREAM
     assert_blocked_by(layers, lambda fd: outcome(lambda: socket.socket(family, sock_type).close()), policy)
@@ -315,6 +342,7 @@ SYSCALL_PROBES = [
     ("chroot", 161, (b"/nonexistent-layers-test",), errno.EPERM),
     ("setpgid", 109, (0, 0), errno.EPERM),
     ("setpriority", 141, (0, 0, 0), errno.EPERM),
+    ("shmctl", 31, (-1, 0, None), errno.EPERM),  # IPC_RMID on no segment
     ("prlimit64 (set)", 302, (0, resource.RLIMIT_CORE, "zero_limit", None), errno.EPERM),
 ]
 
@@ -346,20 +374,24 @@ def test_course_files_unreadable(policy: ChildPolicy, course: Path) -> None:
 
 
 def test_fresh_stdlib_and_site_packages_imports_work(policy: ChildPolicy) -> None:
-    names = ["fractions", "decimal", "statistics", "zoneinfo", "sqlite3", "yaml"]
-    assert not [name for name in names if name in sys.modules], "pick modules not yet imported"
+    """Modules are dropped from sys.modules first, so they are read from disk
+    under the full policy (sqlite3 also loads a C extension and libsqlite3)."""
+    names = ["fractions", "statistics", "tomllib", "zoneinfo", "sqlite3", "yaml"]
 
     def imports(report_fd: int) -> dict:
+        for cached in [m for m in sys.modules if m.split(".")[0] in names]:
+            del sys.modules[cached]
         loaded = {name: importlib.import_module(name) for name in names}
         return {
             "fraction": str(loaded["fractions"].Fraction(1, 3) + loaded["fractions"].Fraction(1, 6)),
-            "decimal": str(loaded["decimal"].Decimal(1) / loaded["decimal"].Decimal(8)),
+            "mean": loaded["statistics"].mean([1, 2, 6]),
+            "toml": loaded["tomllib"].loads("a = 1"),
             "sqlite": loaded["sqlite3"].connect(":memory:").execute("select 6*7").fetchone()[0],
             "yaml": loaded["yaml"].safe_load("a: [1, 2]"),
         }
 
     report = run_child(policy, imports)
-    assert report.get("result") == {"fraction": "1/2", "decimal": "0.125", "sqlite": 42,
+    assert report.get("result") == {"fraction": "1/2", "mean": 3, "toml": {"a": 1}, "sqlite": 42,
                                     "yaml": {"a": [1, 2]}}, report
 
 
@@ -378,8 +410,24 @@ def test_writing_outside_scratch_denied_inside_allowed(policy: ChildPolicy, tmp_
     assert run_child(policy, inside)["result"] == "hello"
 
 
+def test_relative_paths_in_scratch_cwd_land_on_the_tmpfs(policy: ChildPolicy) -> None:
+    """The worker's child chdirs into the scratch folder before the layers."""
+    def attempt(report_fd: int) -> dict:
+        os.chdir(policy.scratch_dir)
+        status = apply_layers(policy)
+        Path("relative.txt").write_text("hi")
+        return {"status": status, "cwd_size_mib": os.statvfs(".").f_blocks * os.statvfs(".").f_frsize // MIB}
+
+    result = run_child(_without(policy, set(LAYER_ORDER)), attempt)["result"]
+    skip_unless_active(result, {"mountns_scratch", "landlock"})
+    assert result["cwd_size_mib"] == policy.scratch_mib
+    assert not (Path(policy.scratch_dir) / "relative.txt").exists()  # it went to the child's tmpfs
+
+
 def test_parent_memory_unreadable_through_proc(policy: ChildPolicy) -> None:
-    """/proc is made readable, so only landlock's ptrace scoping stops this."""
+    """/proc is made readable, so landlock's ptrace scoping is what stops this;
+    a child without capabilities also may not ptrace the (root, capable)
+    parent: commoncap wants the tracer's capabilities to cover the tracee's."""
     address = ctypes.addressof(secret_buffer)
 
     def read_parent(report_fd: int) -> str:
@@ -391,8 +439,8 @@ def test_parent_memory_unreadable_through_proc(policy: ChildPolicy) -> None:
                     raise OSError(errno.EIO, "read something else")
         return outcome(read)
 
-    with_proc = ChildPolicy(**{**policy.__dict__, "readable_paths": ("/proc",)})
-    assert_blocked_by({"landlock"}, read_parent, with_proc)
+    with_proc = dataclasses.replace(policy, readable_paths=("/proc",))
+    assert_blocked_by(_ptrace_blockers(), read_parent, with_proc)
 
 
 def test_parent_memory_unreadable_through_process_vm_readv(policy: ChildPolicy) -> None:
@@ -413,7 +461,12 @@ def test_parent_memory_unreadable_through_process_vm_readv(policy: ChildPolicy) 
                 raise OSError(errno.EIO, "read something else")
         return outcome(read)
 
-    assert_blocked_by({"seccomp", "landlock"}, read_parent, policy)
+    assert_blocked_by({"seccomp"} | _ptrace_blockers(), read_parent, policy)
+
+
+def _ptrace_blockers() -> set[str]:
+    """Layers that stop reading the parent's memory (see above)."""
+    return {"landlock", "capabilities"} if os.geteuid() == 0 else {"landlock"}
 
 
 def test_abstract_unix_socket_outside_unreachable(policy: ChildPolicy) -> None:
@@ -493,7 +546,7 @@ def test_rlimit_values(policy: ChildPolicy) -> None:
 
 def test_memory_limit(policy: ChildPolicy) -> None:
     def allocate(report_fd: int) -> str:
-        return outcome(lambda: bytearray(4 << 30))  # untouched pages: cheap when allowed
+        return outcome(lambda: bytes(4 << 30))  # calloc: pages stay untouched when allowed
 
     assert_blocked_by({"rlimits"}, allocate, policy, blocked_prefix="blocked: MemoryError")
 
@@ -512,7 +565,7 @@ def test_open_files_limit(policy: ChildPolicy) -> None:
 
 
 def test_cpu_limit(policy: ChildPolicy) -> None:
-    one_second = ChildPolicy(**{**policy.__dict__, "cpu_seconds": 1})
+    one_second = dataclasses.replace(policy, cpu_seconds=1)
     def spin(report_fd: int) -> str:
         end = time.monotonic() + 1.6
         while time.monotonic() < end:

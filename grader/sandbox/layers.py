@@ -20,14 +20,16 @@ Order matters and is fixed by ``LAYER_ORDER``:
    (raise its own hard rlimits), CAP_SYS_NICE, CAP_CHOWN, ...
 6. ``seccomp`` last: it forbids unshare, mount, setrlimit and capset.
 
-Everything here is Linux-only and written for x86_64 (raw syscall numbers in
-``_NR``); on other machines layers report themselves unavailable.
+Everything here is Linux-only.  The seccomp layer carries x86_64 syscall
+numbers for calls newer than libseccomp 2.5.4 and reports itself unavailable
+on other architectures rather than deny the wrong calls.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import json
 import os
 import resource
@@ -58,8 +60,11 @@ LAYER_ORDER: tuple[str, ...] = (
     "seccomp",
 )
 
-# Always readable system locations (the dynamic loader and shared libraries).
-SYSTEM_READABLE: tuple[str, ...] = ("/usr", "/lib", "/lib64", "/etc/ld.so.cache")
+# Always readable system locations: the dynamic loader and shared libraries,
+# and the CPU description that torch's cpuinfo reads on the first op after the
+# fork (without it every child prints "Error in cpuinfo" to stderr; measured).
+SYSTEM_READABLE: tuple[str, ...] = ("/usr", "/lib", "/lib64", "/etc/ld.so.cache",
+                                    "/proc/cpuinfo", "/sys/devices/system/cpu")
 # Device files a numeric program may legitimately open.  /dev/null is also
 # writable: redirecting output to os.devnull is common and harmless.
 DEVICE_READABLE: tuple[str, ...] = ("/dev/urandom", "/dev/zero")
@@ -189,9 +194,10 @@ def _apply_mountns_scratch(policy: ChildPolicy) -> None:
     and the scratch folder becomes a small tmpfs, so many small files hit a
     total cap as well as RLIMIT_FSIZE.  Mount changes stay in the child.
 
-    Without CAP_SYS_ADMIN this is unavailable; the scratch folder is then only
-    capped per file (RLIMIT_FSIZE) and by the open-file count, so the server
-    should put it on a size-limited filesystem itself.
+    Without CAP_SYS_ADMIN this is unavailable (the server could still use an
+    unprivileged user namespace, not done here); the scratch folder is then
+    capped only per file (RLIMIT_FSIZE), not in total or in number of files,
+    so the server should put it on a size-limited filesystem and empty it.
     """
     if _libc.unshare(CLONE_NEWNS) < 0:
         raise _oserror("unshare(CLONE_NEWNS)")
@@ -207,6 +213,12 @@ def _apply_mountns_scratch(policy: ChildPolicy) -> None:
         if _libc.mount(b"tmpfs", os.fsencode(policy.scratch_dir), b"tmpfs",
                        MS_NOSUID | MS_NODEV | MS_NOEXEC, opts.encode()) < 0:
             raise _oserror(f"mount tmpfs on {policy.scratch_dir}")
+        # A working directory inside the scratch folder still points at the
+        # disk folder underneath the new mount: move it onto the tmpfs.
+        scratch = os.path.realpath(policy.scratch_dir)
+        cwd = os.path.realpath(os.getcwd())
+        if cwd == scratch or cwd.startswith(scratch + os.sep):
+            os.chdir(scratch)
 
 
 def _lower_rlimit(res: int, soft: int, hard: int) -> None:
@@ -264,17 +276,23 @@ def landlock_abi() -> int:
         return 0
 
 
+@functools.cache
 def python_readable_paths() -> tuple[str, ...]:
     """The interpreter's own trees: prefixes, stdlib and site-packages.
 
     Only these, never their parents: the venv may sit inside the course
     repository (``/work/main/.venv``), whose solutions must stay unreadable.
+    Computed once when this module is imported (in the server, before any
+    fork): sysconfig imports a module lazily, which may fail in the child.
     """
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
              *site.getsitepackages()}
     scheme = sysconfig.get_paths()
     paths.update(scheme[key] for key in ("stdlib", "platstdlib", "purelib", "platlib"))
     return tuple(sorted(p for p in paths if os.path.exists(p)))
+
+
+python_readable_paths()
 
 
 def _apply_landlock(policy: ChildPolicy) -> None:
@@ -315,8 +333,8 @@ def _apply_landlock(policy: ChildPolicy) -> None:
         for path, access in rules:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-            except FileNotFoundError:
-                continue  # e.g. /lib64 on some distributions
+            except (FileNotFoundError, PermissionError):
+                continue  # e.g. no /lib64, or a 0700 parent: unreachable anyway
             try:
                 if not os.path.isdir(path):
                     access &= LL_FILE_RIGHTS  # directory rights on a file: EINVAL
@@ -366,6 +384,11 @@ SECCOMP_DENY: tuple[str, ...] = (
     # connecting to pathname unix sockets (landlock does not cover it); the
     # judge socket is already connected when the layers go on
     "connect",
+    # System V IPC and POSIX message queues live outside the filesystem and
+    # outlive the child (memory beyond RLIMIT_AS, other processes' objects)
+    "shmget", "shmat", "shmdt", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl",
+    "semget", "semop", "semtimedop", "semctl", "mq_open", "mq_unlink",
+    "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
     # limits, priorities and file metadata (landlock does not cover chmod,
     # chown, xattrs); these would outlive the child
     "setrlimit", "setpriority", "sched_setscheduler", "sched_setparam",
@@ -378,7 +401,7 @@ SECCOMP_DENY: tuple[str, ...] = (
     "delete_module", "swapon", "swapoff", "acct", "settimeofday", "clock_settime",
     "clock_adjtime", "adjtimex", "sethostname", "setdomainname", "iopl", "ioperm",
     "syslog", "quotactl", "quotactl_fd", "name_to_handle_at", "open_by_handle_at",
-    "fanotify_init",
+    "fanotify_init", "uselib",
 )
 
 
@@ -401,6 +424,8 @@ def _apply_seccomp(policy: ChildPolicy) -> None:
     """
     if pyseccomp is None:
         raise LayerUnavailable("pyseccomp is not installed")
+    if os.uname().machine != "x86_64":
+        raise LayerUnavailable("syscall numbers in _NR are x86_64's")
     sc = pyseccomp
     eperm, Arg = sc.ERRNO(errno.EPERM), sc.Arg
     flt = sc.SyscallFilter(sc.ALLOW)
@@ -519,8 +544,9 @@ def _verify_layer(name: str, policy: ChildPolicy, facts: dict) -> str | None:
     if name == "rlimits":
         want = {"AS": policy.memory_mib << 20, "CPU": policy.cpu_seconds,
                 "FSIZE": policy.file_size_mib << 20, "NOFILE": policy.open_files, "CORE": 0}
+        soft = {res: resource.getrlimit(getattr(resource, f"RLIMIT_{res}"))[0] for res in want}
         high = [res for res, value in want.items()
-                if resource.getrlimit(getattr(resource, f"RLIMIT_{res}"))[0] > value]
+                if soft[res] == resource.RLIM_INFINITY or soft[res] > value]
         return f"soft limits too high: {high}" if high else None
     if name == "no_new_privs":
         return None if _prctl(PR_GET_NO_NEW_PRIVS) == 1 else "no_new_privs is not set"

@@ -27,6 +27,8 @@ def test_uniform_rows_give_log_n(student):
     w = torch.full((3, 8), 1 / 8)
     got = h.as_tensor(student.attention_entropy(w), "`attention_entropy`")
     want = torch.full((3,), math.log(8), dtype=torch.float64)
+    if torch.allclose(got.double(), -want, atol=1e-4):
+        raise AssertionError("`attention_entropy` is negative: entropy is -(p * log p).sum(-1); is the minus sign missing?")
     if torch.allclose(got.double(), want / math.log(2), atol=1e-4):
         raise AssertionError("`attention_entropy` uses log base 2; the lesson measures entropy in nats (natural log)")
     h.expect_close(got, want, "`attention_entropy` of a uniform row over 8 tokens (should be log 8)", torch.float32)

@@ -8,13 +8,18 @@ import pytest
 import torch
 
 from grader.checks import helpers as h
+from grader.sandbox.errors import StudentError
 from grader.checks.attention.conftest import B, D, H, S, T
 
 
 @pytest.mark.exercise("attention_scores")
 def test_scores_are_raw_dot_products(student):
     q, k = h.randn(B, T, D, seed=201), h.randn(B, S, D, seed=202)
-    got = h.as_tensor(student.attention_scores(q, k), "`attention_scores`")
+    try:
+        got = h.as_tensor(student.attention_scores(q, k), "`attention_scores`")
+    except StudentError as err:
+        raise AssertionError(f"{err} — for batched q 2x5x4 and k 2x7x4, transpose only the last two dims of k "
+                             "(k.transpose(-2, -1) or k.mT); k.T reverses every dim") from None
     h.expect_shape(got, (B, T, S), "`attention_scores` for q 2x5x4 and k 2x7x4",
                    "Transpose only the last two dims of k (k.transpose(-2, -1)); k.T reverses every dim.")
     raw = (q.double() @ k.double().transpose(-2, -1))

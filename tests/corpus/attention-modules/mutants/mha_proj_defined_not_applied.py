@@ -1,7 +1,7 @@
 # expect: lose
 # assignment: attention-modules
 # exercise: MultiHeadAttention
-# message: proj
+# message: proj|concatenate
 # why: creates proj but forgets to apply it in forward
 
 import torch

@@ -1,7 +1,7 @@
 # expect: lose
 # assignment: attention
 # exercise: attention_entropy
-# message: sign|negative|minus
+# message: minus|negative
 # why: attention_entropy forgets the minus sign, so every entropy is negative
 
 import torch

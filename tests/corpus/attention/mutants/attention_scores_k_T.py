@@ -1,7 +1,7 @@
 # expect: lose
 # assignment: attention
 # exercise: attention_scores
-# message: shape|batch|transpose
+# message: transpose|k\.T
 # why: attention_scores uses k.T, which on a batched tensor reverses all dims instead of swapping the last two
 
 import torch

@@ -1,7 +1,7 @@
 # expect: lose
 # assignment: attention
 # exercise: causal_mask
-# message: upper triangle|future|lower
+# message: triu|upper
 # why: causal_mask uses triu instead of tril, so each token attends to the future instead of the past
 
 import torch

@@ -1,7 +1,7 @@
 # expect: lose
 # assignment: attention
 # exercise: merge_heads
-# message: inverse|order|channel
+# message: undo|transpose|reshape
 # why: merge_heads reshapes (B, H, T, d) straight to (B, T, H*d) without moving the head axis back first
 
 import torch

@@ -1,7 +1,7 @@
 # expect: lose
 # assignment: attention
 # exercise: merge_heads
-# message: inverse|order|channel
+# message: undo|differs
 # why: merge_heads permutes to (B, T, d, H) before flattening, interleaving the heads' channels
 
 import torch

@@ -1,0 +1,41 @@
+"""SelfAttentionHead's own parts: its three projections, and dropout on the weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from grader.checks import helpers as h
+from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, HEAD, T
+
+pytestmark = pytest.mark.exercise("SelfAttentionHead")
+
+
+def test_query_key_value_are_linears_without_bias(student):
+    facts = student.probe("SelfAttentionHead", D_MODEL, HEAD, CTX, 0.0)
+    linear = facts.get("linear") or {}
+    for name in ("query", "key", "value"):
+        assert name in linear, f"`SelfAttentionHead` has no nn.Linear named {name!r}"
+        got = linear[name]
+        assert (got["in"], got["out"]) == (D_MODEL, HEAD), (
+            f"`{name}` maps {got['in']} -> {got['out']} features; expected d_model -> head_size ({D_MODEL} -> {HEAD})"
+        )
+        assert not got["bias"], f"`{name}` has a bias; the contract uses nn.Linear(d_model, head_size, bias=False)"
+
+
+def test_dropout_acts_on_the_weights(student):
+    """Identical tokens make uniform weights: dropping weights scales whole rows of v, never single channels."""
+    token = h.randn(1, 1, D_MODEL, seed=90)
+    x = token.expand(B, T, D_MODEL).contiguous()
+    facts = student.probe("SelfAttentionHead", D_MODEL, HEAD, CTX, 0.5, mode="train", inputs=[x], seed=91)
+    out = h.as_tensor((facts.get("outputs") or [None])[0], "`SelfAttentionHead` forward").double()
+    eval_out = h.as_tensor(student.probe("SelfAttentionHead", D_MODEL, HEAD, CTX, 0.5, mode="eval", inputs=[x],
+                                         seed=91)["outputs"][0], "`SelfAttentionHead` forward").double()
+    v0 = eval_out[0, 0]
+    factors = out @ v0 / (v0 @ v0)
+    residual = (out - factors[..., None] * v0).abs().max().item()
+    assert residual < 1e-4 * max(1.0, v0.abs().max().item()), (
+        "in training mode, dropout must act on the attention weights (before weights @ v), not on the output: "
+        "with identical tokens each output row should be a multiple of the same value vector"
+    )
+    assert not torch.allclose(factors, torch.ones_like(factors), atol=1e-6), "dropout=0.5 in training mode changed nothing"

@@ -1,0 +1,35 @@
+"""Fixtures for this project's own tests: one warm worker server for the session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from grader import api
+from grader.sandbox.client import WorkerServer
+from grader.scorecard import Scorecard
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[WorkerServer]:
+    with WorkerServer() as s:
+        yield s
+
+
+@pytest.fixture
+def grade(server: WorkerServer, tmp_path: Path) -> Callable[..., Scorecard]:
+    """grade(source_or_path, assignment) -> Scorecard, through the shared server."""
+
+    def run(source: str | bytes | Path, assignment: str = "attention", name: str | None = None) -> Scorecard:
+        if isinstance(source, Path):
+            path = source
+        else:
+            path = tmp_path / (name or ("attention.py" if assignment == "attention" else "attention_modules.py"))
+            path.write_bytes(source.encode() if isinstance(source, str) else source)
+        return api.grade(path, assignment, server=server)
+
+    return run

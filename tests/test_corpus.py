@@ -1,0 +1,38 @@
+"""Every mutant loses points in its own exercise with a message that names the bug;
+every alternative correct implementation scores full marks. Adding a case is adding a file."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.corpus_cases import corpus
+
+MUTANTS = corpus("mutants")
+ALTERNATIVES = corpus("alternatives")
+
+
+def test_corpus_is_large_enough():
+    assert len(MUTANTS) >= 25 and len(ALTERNATIVES) >= 8
+    for case in MUTANTS:
+        assert {"exercise", "message", "why"} <= set(case.header), case.id
+
+
+@pytest.mark.parametrize("case", ALTERNATIVES, ids=lambda c: c.id)
+def test_alternative_scores_full_marks(grade, tmp_path, case):
+    card = grade(case.write_submission(tmp_path), case.assignment)
+    failing = [(c.id, c.message) for c in card.checks if c.status not in ("passed", "skipped")]
+    assert card.grader_error is None
+    assert not failing and card.score == card.max_score, failing[:3]
+
+
+@pytest.mark.parametrize("case", MUTANTS, ids=lambda c: c.id)
+def test_mutant_loses_points_with_a_teaching_message(grade, tmp_path, case):
+    card = grade(case.write_submission(tmp_path), case.assignment)
+    assert card.grader_error is None
+    assert card.score < card.max_score
+    own = [c for c in card.checks if c.exercise == case.header["exercise"] and c.score < c.max_score]
+    assert own, f"no check of {case.header['exercise']} lost points"
+    pattern = re.compile(case.header["message"], re.IGNORECASE)
+    assert any(pattern.search(c.message) for c in own), [c.message for c in own][:4]

@@ -1,0 +1,46 @@
+"""The two anchors: the reference earns every point, the untouched stubs earn none."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from grader.scorecard import validate
+from tests.conftest import ROOT
+
+CASES = [("attention", "attention.py"), ("attention-modules", "attention_modules.py")]
+
+
+@pytest.mark.parametrize("assignment, filename", CASES)
+def test_reference_scores_full_marks(grade, assignment, filename):
+    card = grade(ROOT / "solutions" / filename, assignment)
+    assert card.grader_error is None
+    assert card.score == card.max_score > 0
+    for c in card.checks:
+        assert c.status in ("passed", "skipped"), (c.id, c.status, c.message)
+        if c.status == "skipped":
+            assert c.max_score == 0 and "CUDA" in c.message  # honest, and dropped from max_score
+    validate(card.to_dict())
+
+
+@pytest.mark.parametrize("assignment, filename", CASES)
+def test_stubs_score_zero_of_full_max_and_say_not_attempted(grade, assignment, filename):
+    card = grade(ROOT / "exercises" / filename, assignment)
+    reference = grade(ROOT / "solutions" / filename, assignment)
+    assert card.grader_error is None
+    assert card.score == 0 and card.max_score == reference.max_score
+    graded = [c for c in card.checks if c.status != "skipped"]
+    assert graded and all(c.status == "failed" and c.message == "not attempted" for c in graded)
+
+
+def test_grading_twice_gives_the_same_card(grade):
+    def stable(card):
+        data = dataclasses.asdict(card)
+        data.pop("graded_at"), data.pop("duration_s")
+        for c in data["checks"]:
+            c.pop("duration_s")
+        return data
+
+    source = (ROOT / "solutions/attention.py").read_text() + "\ndef softmax(s, dim=-1):\n    return (s - s.amax(dim, keepdim=True)).exp()\n"
+    assert stable(grade(source)) == stable(grade(source))
