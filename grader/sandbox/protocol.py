@@ -14,6 +14,7 @@ tensor buffers back to back.
 from __future__ import annotations
 
 import json
+import re
 import math
 import socket
 import struct
@@ -203,7 +204,7 @@ def _decode_tensor(meta: dict, body: bytes, offsets: list, allow_devices: frozen
         raise ProtocolError("unknown dtype")
     if type(shape) is not list or len(shape) > MAX_NDIM or not all(type(s) is int and s >= 0 for s in shape):
         raise ProtocolError("bad shape")
-    if type(device) is not str or device.split(":")[0] not in allow_devices:
+    if type(device) is not str or not re.fullmatch(r"(cpu|meta|cuda)(:\d{1,2})?", device) or device.split(":")[0] not in allow_devices:
         raise ProtocolError(f"device {device!r} not allowed")
     if type(index) is not int or not 0 <= index < len(offsets):
         raise ProtocolError("bad buffer index")

@@ -1,0 +1,102 @@
+"""The command line keeps the contract's promises: exit codes, one-line errors, a card for every grade."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader import api, checking, cli
+from grader.scorecard import validate
+from tests.conftest import ROOT
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_grades_a_file_and_prints_the_table(tmp_path):
+    out = tmp_path / "card.json"
+    proc = run_cli("grade", str(ROOT / "examples/attention.py"), "--assignment", "attention", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(out.read_text())
+    validate(card)
+    assert 0 < card["score"] < card["max_score"]
+    assert "divides every row by T" in proc.stdout and "score:" in proc.stdout
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["grade", "examples/attention.py", "--assignment", "nope", "--out", "x.json"], "unknown assignment 'nope'"),
+    (["grade", "missing.py", "--assignment", "attention", "--out", "x.json"], "cannot read missing.py"),
+    (["grade", "examples/attention.py", "--out", "x.json"], "required: --assignment"),
+    (["frobnicate"], "invalid choice"),
+])
+def test_cannot_grade_exits_2_with_one_line(tmp_path, args, fragment):
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert fragment in proc.stderr and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_bad_config_names_file_and_key(tmp_path):
+    bad = tmp_path / "assignments.yaml"
+    bad.write_text((ROOT / "assignments.yaml").read_text().replace("memory_mib: 3072", "memory_mib: lots"))
+    proc = run_cli("grade", str(ROOT / "examples/attention.py"), "--assignment", "attention",
+                   "--out", str(tmp_path / "c.json"), "--config", str(bad))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"grader: {bad}: defaults.limits.memory_mib: 'lots' is not of type 'integer'")
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"def softmax(x:\n    pass\n", "syntax error at line 1, column"),
+    (b"", "the file is empty"),
+    (b"x = '\xff\xfe'\n", "not UTF-8"),
+])
+def test_unrunnable_files_are_graded_with_a_message(tmp_path, content, fragment):
+    sub = tmp_path / "attention.py"
+    sub.write_bytes(content)
+    out = tmp_path / "card.json"
+    proc = run_cli("grade", str(sub), "--assignment", "attention", "--out", str(out), "--format", "none")
+    assert proc.returncode == 0, proc.stderr
+    card = json.loads(out.read_text())
+    assert card["score"] == 0 and card["max_score"] > 0
+    assert all(c["status"] == "failed" and fragment in c["message"] for c in card["checks"])
+
+
+def test_internal_error_writes_a_marked_card_and_exits_3(tmp_path, monkeypatch, capsys):
+    def broken(*a, **k):
+        raise RuntimeError("the checks exploded")
+
+    monkeypatch.setattr(checking, "run_checks", broken)
+    out = tmp_path / "card.json"
+    code = cli.main(["grade", str(ROOT / "solutions/attention.py"), "--assignment", "attention", "--out", str(out), "--format", "none"])
+    assert code == 3
+    card = json.loads(out.read_text())
+    validate(card)
+    assert "the checks exploded" in card["grader_error"]
+    assert card["score"] == 0 and all(c["status"] == "error" for c in card["checks"])
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_api_strict_refuses_when_a_layer_is_missing(server, tmp_path):
+    config = tmp_path / "assignments.yaml"
+    config.write_text((ROOT / "assignments.yaml").read_text())
+    from grader.sandbox.client import Limits  # noqa: F401 - the disabled layer comes from the policy
+
+    with pytest.raises(api.StrictModeRefused):
+        api._enforce_strict(True, {"seccomp": "active", "landlock": "unavailable: kernel too old"})
+    api._enforce_strict(True, {"seccomp": "active"})
+
+
+def test_notebook_submissions_are_graded(grade, tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    source = (ROOT / "solutions/attention.py").read_text()
+    nb.cells = [nbformat.v4.new_markdown_cell("# My attention"), nbformat.v4.new_code_cell("%matplotlib inline\n" + source)]
+    path = tmp_path / "attention.ipynb"
+    path.write_text(nbformat.writes(nb))
+    card = grade(Path(path))
+    assert card.score == card.max_score > 0
