@@ -62,7 +62,7 @@ class Scorecard:
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = json.loads(json.dumps(asdict(self)))  # tuples -> lists: JSON-native, schema-checkable
         if data["grader_error"] is None:
             del data["grader_error"]
         return data
