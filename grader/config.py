@@ -52,6 +52,7 @@ class AssignmentConfig:
     checks_package: str
     limits: Limits
     skipped_points: str
+    gpu_points_without_cuda: str
     exercises: tuple[ExerciseConfig, ...]
     flagged_calls: frozenset[str]
 
@@ -135,6 +136,7 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
             checks_package=a["checks"],
             limits=limits,
             skipped_points=a.get("skipped_points", defaults.get("skipped_points", "drop")),
+            gpu_points_without_cuda=a.get("gpu_points_without_cuda", defaults.get("gpu_points_without_cuda", "drop")),
             exercises=tuple(exercises),
             flagged_calls=flagged,
         )

@@ -26,7 +26,8 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
         if cfg is None:
             raise ChecksBroken(f"check {o.check_id} (exercise {o.exercise!r}) is not listed in assignments.yaml")
         share = cfg.points / shares[(o.exercise, o.test)]
-        skipped_drops = o.status == "skipped" and assignment.skipped_points == "drop"
+        policy = assignment.gpu_points_without_cuda if cfg.requires_cuda else assignment.skipped_points
+        skipped_drops = o.status == "skipped" and policy == "drop"
         max_score = 0.0 if skipped_drops else share
         score = share if o.status == "passed" else 0.0
         results.append(CheckResult(o.check_id, o.exercise, o.status, _r(score), _r(max_score), o.message,

@@ -44,3 +44,22 @@ def test_grading_twice_gives_the_same_card(grade):
 
     source = (ROOT / "solutions/attention.py").read_text() + "\ndef softmax(s, dim=-1):\n    return (s - s.amax(dim, keepdim=True)).exp()\n"
     assert stable(grade(source)) == stable(grade(source))
+
+
+def test_dynamic_code_is_flagged_for_review_without_costing_points(grade):
+    source = (ROOT / "solutions/attention.py").read_text() + (
+        "\n\ndef bag_of_past(v):\n    fn = getattr(v, 'cumsum')\n"
+        "    return fn(-2) / torch.arange(1, v.shape[-2] + 1, device=v.device, dtype=v.dtype)[:, None]\n"
+    )
+    card = grade(source)
+    assert card.score == card.max_score
+    assert [f.kind for f in card.flags] == ["dynamic-code"] and "getattr" in card.flags[0].message
+
+
+def test_getattr_inside_softmax_fails_the_written_by_hand_check(grade):
+    source = (ROOT / "solutions/attention.py").read_text() + (
+        "\n\ndef softmax(scores, dim=-1):\n    return getattr(torch, 'soft' + 'max')(scores, dim)\n"
+    )
+    card = grade(source)
+    check = next(c for c in card.checks if c.id == "test_softmax_written_by_hand")
+    assert check.status == "failed" and "getattr" in check.message

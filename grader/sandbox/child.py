@@ -45,6 +45,8 @@ def main(sock: socket.socket, out_fd: int, policy: layers.ChildPolicy, threads: 
         _trim_sys_path()
         active = layers.apply_layers(policy)
         torch.set_num_threads(max(1, threads))
+        torch.backends.cuda.matmul.allow_tf32 = False  # GPU parity is judged at float32 tolerances
+        torch.backends.cudnn.allow_tf32 = False
         serve(sock, active)
     except BaseException:  # noqa: BLE001 - the child must end via os._exit, whatever happened
         code = 71
