@@ -100,3 +100,16 @@ def test_notebook_submissions_are_graded(grade, tmp_path):
     path.write_text(nbformat.writes(nb))
     card = grade(Path(path))
     assert card.score == card.max_score > 0
+
+
+def test_a_bad_policy_is_reported_and_the_server_keeps_serving(server, tmp_path):
+    from grader.sandbox.client import Limits, SubmissionWorker
+    from grader.sandbox.errors import WorkerUnavailable
+
+    bad = SubmissionWorker(server, "x = 1\n", "attention.py", Limits(disabled_layers=("no-such-layer",)), tmp_path)
+    with pytest.raises(WorkerUnavailable, match="unknown layer names"):
+        bad.ensure_started()
+    good = SubmissionWorker(server, "x = 1\n", "attention.py", Limits(), tmp_path)
+    good.ensure_started()
+    assert good.names == {"x": "value"}
+    good.close()

@@ -95,11 +95,11 @@ class WorkerServer:
                 data, fds, _, _ = socket.recv_fds(self._conn, 1 << 16, 3)
             except OSError as exc:
                 raise WorkerUnavailable(f"the worker server stopped answering: {exc}") from None
+        reply = protocol.decode(data)
         if len(fds) != 3:
             for fd in fds:
                 os.close(fd)
-            raise WorkerUnavailable("the worker server did not hand over a child")
-        reply = protocol.decode(data)
+            raise WorkerUnavailable(f"the worker server could not start a child: {reply.get('error', 'no descriptors')}")
         return int(reply["pid"]), socket.socket(fileno=fds[0]), fds[1], fds[2]
 
     def reap(self, pid: int) -> int | None:

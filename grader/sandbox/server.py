@@ -107,7 +107,10 @@ def serve(conn: socket.socket) -> None:
             request = protocol.decode(data)
             op = request.get("op") if isinstance(request, dict) else None
             if op == "spawn":
-                children.add(spawn(conn, request))
+                try:
+                    children.add(spawn(conn, request))
+                except (ValueError, TypeError, OSError) as exc:  # a bad policy or no resources: say so, keep serving
+                    conn.send(protocol.encode({"error": f"{type(exc).__name__}: {exc}"}))
             elif op == "reap":
                 reap(conn, request, children)
             elif op == "ping":
