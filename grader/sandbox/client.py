@@ -44,6 +44,7 @@ class Limits:
 
     call_cpu_seconds: float = 10.0
     call_wall_seconds: float = 30.0
+    submission_wall_seconds: float = 180.0
     load_cpu_seconds: float = 10.0
     memory_mib: int = 3072
     child_cpu_seconds: int = 300
@@ -170,6 +171,8 @@ class SubmissionWorker:
         self.output = bytearray()
         self.output_dropped = 0
         self._child: Child | None = None
+        self._timed_out: dict[str, StudentTimeout] = {}  # a function that hung once is not waited on again
+        self._spent = 0.0  # wall seconds this submission's requests have used
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -245,7 +248,19 @@ class SubmissionWorker:
             self._start()
         if self.load_error is not None:
             raise LoadFailed(self.load_error)
-        return self._exchange(message, what, self.limits.call_cpu_seconds)
+        if what in self._timed_out:
+            raise StudentTimeout(what, "", f"{self._timed_out[what]} (it hung in an earlier check, so it was not run again)")
+        if self._spent > self.limits.submission_wall_seconds:
+            budget = self.limits.submission_wall_seconds
+            raise StudentTimeout(what, "", f"not run: this submission used up its {budget:g} s time budget")
+        started = time.monotonic()
+        try:
+            return self._exchange(message, what, self.limits.call_cpu_seconds)
+        except StudentTimeout as exc:
+            self._timed_out[what] = exc
+            raise
+        finally:
+            self._spent += time.monotonic() - started
 
     def _exchange(self, message: dict | None, what: str, cpu_limit: float) -> dict:
         child = self._child

@@ -39,8 +39,8 @@ class NotDefined(StudentProblem):
 class StudentTimeout(StudentProblem):
     status = "timeout"
 
-    def __init__(self, what: str, limit: str) -> None:
-        super().__init__(f"{what}: still running after {limit}; is there an endless loop?")
+    def __init__(self, what: str, limit: str, text: str | None = None) -> None:
+        super().__init__(text or f"{what}: still running after {limit}; is there an endless loop?")
 
 
 class StudentCrash(StudentProblem):
