@@ -21,6 +21,7 @@ import torch
 
 from grader import checking, scoring
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, load_config
+from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
 from grader.sandbox.proxy import StudentProxy
 from grader.scorecard import Scorecard
@@ -33,6 +34,26 @@ class StrictModeRefused(Exception):
     """``--strict`` asked for isolation layers this machine cannot provide."""
 
 
+class SecretsExposed(Exception):
+    """The hidden checks or the reference lie where the sandbox lets submissions read."""
+
+
+def assert_secrets_unreadable(assignment: AssignmentConfig, config_path: Path) -> None:
+    """Refuse to grade if a secret sits inside a tree the child may read.
+
+    The child may read the Python installation (site-packages included), so a
+    non-editable install that copied ``grader/checks`` there would expose them.
+    """
+    readable = [Path(p).resolve() for p in layers.python_readable_paths()]
+    for secret in (assignment.checks_dir, assignment.reference, config_path):
+        path = Path(secret).resolve()
+        if any(path == r or r in path.parents for r in readable):
+            raise SecretsExposed(
+                f"{path} is readable from the sandbox (it lies under the Python installation); "
+                "install the grader from the course repository with `pip install -e .`"
+            )
+
+
 def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
           server: WorkerServer | None = None, strict: bool = False) -> Scorecard:
     """Grade one submission file. Raises only for what the CLI reports as exit 2:
@@ -40,6 +61,7 @@ def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
     ``grader_error``.
     """
     assignment = load_config(config_path).assignment(assignment_id)
+    assert_secrets_unreadable(assignment, config_path)
     submission = load_submission(Path(path), flagged_calls=assignment.flagged_calls)
     if server is not None:
         return _grade_with(server, assignment, submission, strict)

@@ -49,7 +49,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return _fail(f"cannot read {args.submission}: no such file")
     try:
         card = api.grade(args.submission, args.assignment, config_path=args.config, strict=args.strict)
-    except (ConfigError, UnreadableSubmission, api.StrictModeRefused) as exc:
+    except (ConfigError, UnreadableSubmission, api.StrictModeRefused, api.SecretsExposed) as exc:
         return _fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)

@@ -113,3 +113,16 @@ def test_a_bad_policy_is_reported_and_the_server_keeps_serving(server, tmp_path)
     good.ensure_started()
     assert good.names == {"x": "value"}
     good.close()
+
+
+def test_refuses_to_grade_when_the_checks_are_readable_from_the_sandbox(tmp_path):
+    import dataclasses
+
+    from grader.config import load_config
+    from grader.sandbox import layers
+
+    assignment = load_config(ROOT / "assignments.yaml").assignment("attention")
+    api.assert_secrets_unreadable(assignment, ROOT / "assignments.yaml")  # the editable layout is safe
+    inside = Path(layers.python_readable_paths()[-1]) / "solutions" / "attention.py"
+    with pytest.raises(api.SecretsExposed, match="readable from the sandbox"):
+        api.assert_secrets_unreadable(dataclasses.replace(assignment, reference=inside), ROOT / "assignments.yaml")
