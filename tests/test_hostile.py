@@ -14,11 +14,16 @@ lowered (so the timeouts stay cheap), and its header is checked:
 * ``absent_file``: a file the attack tries to create must not exist afterwards;
 * ``listen_port`` / ``listen_unix``: listeners the attack tries to reach must
   see no connection and no datagram;
-* ``card_stable``: a card written after grading is byte-identical 1 s later;
-* ``max_seconds``: grading the file takes at most this long (wall clock).
+* ``card_stable``: a card already on disk is untouched by grading, and one
+  written after grading is byte-identical 1 s later;
+* ``max_seconds``: grading the file takes at most this long (the card's
+  ``duration_s``). Such files are graded through the CLI in a subprocess with
+  a hard time cap, so a judge that waits on the submission fails the test in
+  seconds instead of hanging the suite.
 
 Every case also checks that the grader itself did not fail (``grader_error``
-is None), that the worker server is alive and still grades, and that no
+is None), that no check crashed on what the submission returned ("internal
+check error"), that the worker server is alive and still grades, and that no
 process started during grading is left behind (the test process is made a
 child subreaper, so even a double-forked daemon would show up as ours).
 
@@ -36,7 +41,10 @@ import os
 import re
 import resource
 import select
+import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Iterator
@@ -51,10 +59,11 @@ from tests.corpus_cases import ROOT, CorpusCase, corpus
 
 HOSTILE = corpus("hostile")
 EXPECTATIONS = {"zero", "partial", "full", "below_full"}
-LIMITS = {"call_cpu_seconds": 1, "call_wall_seconds": 3, "load_cpu_seconds": 2}
+LIMITS = {"call_cpu_seconds": 0.5, "call_wall_seconds": 3, "load_cpu_seconds": 2}
 OUTPUT_KEEP = 64 * 1024
 TRUNCATION_NOTE = re.compile(r"truncat|dropped|omitted|not shown|more bytes|cut off", re.IGNORECASE)
 PR_SET_CHILD_SUBREAPER = 36
+CLI_START_ALLOWANCE_S = 8.0  # a fresh worker server imports torch before grading starts
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -80,6 +89,7 @@ def subreaper() -> Iterator[None]:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     yield
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
     _reap_orphans()
 
 
@@ -161,9 +171,9 @@ def listeners(header: dict[str, str]) -> Iterator[list[socket.socket]]:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:
                     s.bind(("127.0.0.1", port))
-                except OSError as exc:
+                except OSError:  # busy (another run of this suite?): the refusal is still checked by `message`
                     s.close()
-                    pytest.fail(f"cannot listen on 127.0.0.1:{port} for the attack to aim at: {exc}")
+                    continue
                 if kind == socket.SOCK_STREAM:
                     s.listen(8)
                 s.setblocking(False)
@@ -243,6 +253,34 @@ def assert_expectation(card: Scorecard, header: dict[str, str]) -> None:
 def grade_hostile(server: WorkerServer, config: Path, path: Path, assignment: str) -> Scorecard:
     card = api.grade(path, assignment, server=server, config_path=config)
     assert card.grader_error is None, card.grader_error
+    internal = [(c.id, c.message) for c in card.checks if "internal check error" in c.message]
+    assert not internal, f"a check crashed on what the submission returned: {internal[:3]}"
+    return card
+
+
+def grade_with_cli(config: Path, path: Path, assignment: str, out: Path, max_seconds: float) -> Scorecard:
+    """The CLI in its own process (own worker server), killed if it runs far past ``max_seconds``."""
+    cap = max_seconds + CLI_START_ALLOWANCE_S
+    cmd = [sys.executable, "-m", "grader.cli", "grade", str(path), "--assignment", assignment,
+           "--out", str(out), "--format", "none", "--config", str(config)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=cap)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"grading did not finish within {cap:g} s (limit {max_seconds:g} s plus {CLI_START_ALLOWANCE_S:g} s "
+                    f"to start a worker server; per-call limits {LIMITS}): the judge keeps waiting on the submission")
+    assert proc.returncode == 0, f"grader exited {proc.returncode}: {err.decode(errors='replace')[-500:]}"
+    card = Scorecard.from_dict(json.loads(out.read_text(encoding="utf-8")))
+    assert card.grader_error is None, card.grader_error
+    internal = [(c.id, c.message) for c in card.checks if "internal check error" in c.message]
+    assert not internal, f"a check crashed on what the submission returned: {internal[:3]}"
+    assert card.duration_s <= max_seconds, (
+        f"grading took {card.duration_s:.1f} s (limit {max_seconds:g} s, per-call limits {LIMITS}): "
+        "the judge waited on the submission past its limits"
+    )
     return card
 
 
@@ -266,11 +304,17 @@ def test_hostile_submission(server: WorkerServer, hostile_config: Path, tmp_path
             os.unlink(marker)
     before = descendants(os.getpid())
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    sentinel = tmp_path / "hostile-forgery-target-earlier.json"  # a card from an earlier run, already on disk
+    if header.get("card_stable"):
+        sentinel.write_text('{"earlier": true}\n', encoding="utf-8")
     with listeners(header) as socks:
-        started = time.monotonic()
-        card = grade_hostile(server, hostile_config, path, case.assignment)
-        took = time.monotonic() - started
+        if "max_seconds" in header:
+            card = grade_with_cli(hostile_config, path, case.assignment, tmp_path / "cli-card.json",
+                                  float(header["max_seconds"]))
+        else:
+            card = grade_hostile(server, hostile_config, path, case.assignment)
         if header.get("card_stable"):
+            assert sentinel.read_text(encoding="utf-8") == '{"earlier": true}\n', "a card on disk changed during grading"
             out = tmp_path / "hostile-forgery-target.json"  # the name the forgers look for
             scorecard.write(card, out)
             written = out.read_bytes()
@@ -282,17 +326,12 @@ def test_hostile_submission(server: WorkerServer, hostile_config: Path, tmp_path
     assert_no_leftover_processes(server, before)
     if marker:
         assert not os.path.exists(marker), f"the submission created {marker}"
-    if "max_seconds" in header:
-        assert took <= float(header["max_seconds"]), (
-            f"grading took {took:.1f} s (limit {header['max_seconds']} s): the judge waited on the submission "
-            f"past call_wall_seconds={LIMITS['call_wall_seconds']}"
-        )
     if header.get("output_capped"):
         kept = card.output.encode("utf-8", "surrogateescape")
         assert len(kept) <= OUTPUT_KEEP + 1024, f"the card keeps {len(kept)} bytes of output"
         grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
         assert grown_kib < 64 * 1024, f"the judge's peak memory grew by {grown_kib} KiB while draining the output"
-        assert TRUNCATION_NOTE.search(card.output[-2048:]), (
+        assert TRUNCATION_NOTE.search(card.output), (
             "the output was cut at 64 KiB without a note saying so: "
             f"...{card.output[-120:]!r}"
         )
@@ -331,23 +370,15 @@ def test_empty_file_is_graded_zero(server: WorkerServer, hostile_config: Path, t
     assert all("empty" in c.message for c in card.checks), card.checks[0].message
 
 
-def test_forgery_cases_leave_the_card_and_processes_alone(server: WorkerServer, hostile_config: Path, tmp_path: Path):
-    """The atexit and daemon forgers back to back, cards written the way the CLI does, checked after a wait."""
-    cases = [c for c in HOSTILE if c.path.stem in ("atexit_forgery", "daemon_forgery", "fork_bomb")]
-    assert len(cases) == 3
-    before = descendants(os.getpid())
-    written: dict[Path, bytes] = {}
-    for case in cases:
-        card = grade_hostile(server, hostile_config, case.write_submission(tmp_path), case.assignment)
-        out = tmp_path / f"hostile-forgery-target-{case.path.stem}.json"  # the name the forgers look for
-        scorecard.write(card, out)
-        written[out] = out.read_bytes()
-    time.sleep(1.0)
-    for out, data in written.items():
-        assert out.read_bytes() == data, f"{out.name} changed after grading"
-    assert sorted(p.name for p in tmp_path.glob("*.json")) == sorted(p.name for p in written)
-    assert_server_healthy(server)
-    assert_no_leftover_processes(server, before)
+def test_forgery_and_fork_cases_check_the_card_and_the_processes():
+    """The fork bomb, the atexit forger and the setsid daemon are graded above like every case, which checks
+    that no process outlives grading; the two forgers also have their card written with scorecard.write and
+    compared byte for byte after 1 s (``card_stable``). Keep those guarantees from being edited away."""
+    by_name = {c.path.stem: c.header for c in HOSTILE}
+    assert by_name["atexit_forgery"].get("card_stable") and by_name["daemon_forgery"].get("card_stable")
+    assert by_name["daemon_forgery"].get("output_lacks") == "DAEMON-STARTED"
+    assert by_name["fork_bomb"].get("output_lacks") == "FORK-SUCCEEDED"
+    assert by_name["loop_at_import"].get("max_seconds") and by_name["protocol_drip"].get("max_seconds")
 
 
 def test_server_still_grades_the_reference_after_the_hostile_corpus(server: WorkerServer, hostile_config: Path):
@@ -355,16 +386,3 @@ def test_server_still_grades_the_reference_after_the_hostile_corpus(server: Work
     card = grade_hostile(server, hostile_config, ROOT / "solutions/attention.py", "attention")
     assert card.score == card.max_score, [(c.id, c.message) for c in card.checks if c.status != "passed"][:3]
     assert_server_healthy(server)
-
-
-def test_cli_grades_a_hostile_file_and_exits_zero(tmp_path: Path, hostile_config: Path):
-    """The CLI path too: a file that kills its own worker still yields exit 0 and a valid card."""
-    from grader import cli
-
-    case = next(c for c in HOSTILE if c.path.stem == "exit_in_softmax")
-    out = tmp_path / "card.json"
-    code = cli.main(["grade", str(case.write_submission(tmp_path)), "--assignment", "attention",
-                     "--out", str(out), "--format", "none", "--config", str(hostile_config)])
-    assert code == 0
-    card = Scorecard.from_dict(json.loads(out.read_text()))
-    assert 0 < card.score < card.max_score

@@ -2,7 +2,8 @@
 # assignment: attention
 # base: reference
 # message: could not be loaded.*loading your file.*still running
-# why: module-level code spins forever (capped at 60 s); loading must time out once and every check fail, no points at all
+# max_seconds: 15
+# why: module-level code spins forever (capped at 60 s); loading must time out once (not once per check: max_seconds) and every check fail, no points at all
 
 import time as _time
 

@@ -2,7 +2,7 @@
 # assignment: attention
 # base: reference
 # message: memory limit \d+ MiB exceeded
-# why: one function tries to lift RLIMIT_AS and allocates an 8 GiB tensor, another grows Python buffers to 8 GiB; both must fail with the memory limit, the rest graded
+# why: one function tries to lift RLIMIT_AS and allocates an 8 GiB tensor, another grows a list of 1 GiB buffers towards 8 GiB; both must fail with the memory limit, the rest graded
 
 import resource
 
@@ -22,8 +22,9 @@ def attention_entropy(weights):
 
 def bag_of_past(v):
     chunks = []
-    for _ in range(16):  # 16 x 512 MiB = 8 GiB at most
-        chunks.append(bytearray(512 * 1024 * 1024))
+    for _ in range(8):  # 8 x 1 GiB = 8 GiB at most, untouched so it costs no time
+        chunks.append(torch.empty(2**28, dtype=torch.float32))
+    chunks.append(bytearray(2**30))  # and the Python way, if the tensors got through
     T = v.shape[-2]
     counts = torch.arange(1, T + 1, device=v.device, dtype=v.dtype)
     return v.cumsum(dim=-2) / counts.unsqueeze(-1)

@@ -1,6 +1,6 @@
 # expect: below_full
 # assignment: attention
-# base: none
+# base: reference
 # output_lacks: LEAKED
 # why: the worker searches its own memory (gc objects, sys.modules, loaded modules' files, frames) for the reference solution, expected values or hidden checks and delegates to anything it finds; the worker was forked before any secret was loaded, so nothing is found and zeros earn no real credit
 

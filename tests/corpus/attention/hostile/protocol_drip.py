@@ -1,7 +1,8 @@
 # expect: below_full
 # assignment: attention
 # base: reference
-# max_seconds: 10
+# max_seconds: 15
+# message: could not be loaded
 # why: module-level code finds the worker's socket to the judge and drips a frame into it one byte every 0.4 s for 12 s; the judge's wall-clock limit must still end the load after call_wall_seconds instead of waiting for every byte
 
 import os
