@@ -74,7 +74,8 @@ def _grade_with(server: WorkerServer, assignment: AssignmentConfig, submission: 
     graded_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     env = environment()
     if submission.problem:
-        checks = scoring.problem_results(assignment, f"your file could not be graded: {submission.problem}")
+        checks = scoring.problem_results(assignment, f"your file could not be graded: {submission.problem}",
+                                         checking.cuda_available())
         return scoring.build_scorecard(assignment, submission, checks, env, graded_at=graded_at,
                                        duration_s=time.monotonic() - started)
     worker = None
@@ -104,10 +105,7 @@ def _grade_with(server: WorkerServer, assignment: AssignmentConfig, submission: 
 def error_card(assignment: AssignmentConfig, submission: Submission, exc: BaseException, env: dict[str, Any],
                graded_at: str = "", duration_s: float = 0.0) -> Scorecard:
     """A valid card that says the grader failed: no check counts as passed."""
-    checks = [
-        scoring.CheckResult(c.id, c.exercise, "error", 0.0, c.max_score, "not graded: the grader itself failed", c.visibility)
-        for c in scoring.problem_results(assignment, "")
-    ]
+    checks = scoring.problem_results(assignment, "not graded: the grader itself failed", checking.cuda_available(), "error")
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return scoring.build_scorecard(assignment, submission, checks, env, grader_error=detail,
                                    graded_at=graded_at, duration_s=duration_s)

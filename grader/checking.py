@@ -153,6 +153,7 @@ def run_checks(plugin: GraderPlugin, assignment: AssignmentConfig, select: str |
         "--rootdir", str(CHECKS_ROOT),
         "--import-mode=importlib",
         "--assert=plain",
+        "--tb=no",  # verdicts come from the exception objects; formatting tracebacks only costs time
         "-p", "no:cacheprovider",
         "-p", "no:randomly",
         "-q",

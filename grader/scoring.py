@@ -43,13 +43,22 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
     return results
 
 
-def problem_results(assignment: AssignmentConfig, message: str) -> list[CheckResult]:
-    """Every check failed with one message: for a file that cannot be run at all."""
-    return [
-        CheckResult(c.name, ex.name, "failed", 0.0, _r(c.points), message, c.visibility)
-        for ex in assignment.exercises
-        for c in ex.checks
-    ]
+def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, status: str = "failed") -> list[CheckResult]:
+    """Every check ``status`` with one message: for a file that cannot be run at all.
+
+    GPU-only checks are skipped where no CUDA exists, exactly as in a normal
+    grading, so max_score is the same whether or not the file could be run.
+    """
+    results = []
+    for ex in assignment.exercises:
+        for c in ex.checks:
+            if c.requires_cuda and not cuda:
+                kept = assignment.gpu_points_without_cuda == "keep"
+                results.append(CheckResult(c.name, ex.name, "skipped", 0.0, _r(c.points) if kept else 0.0,
+                                           "no CUDA device on the grading machine; GPU parity not checked", c.visibility))
+            else:
+                results.append(CheckResult(c.name, ex.name, status, 0.0, _r(c.points), message, c.visibility))
+    return results
 
 
 def build_scorecard(assignment: AssignmentConfig, submission: Submission, checks: list[CheckResult],

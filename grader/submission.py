@@ -197,7 +197,11 @@ def forbidden_in(tree: ast.Module, function: str, forbidden: frozenset[str], fla
             continue
         seen.add(name)
         for node in ast.walk(functions[name]):
-            if isinstance(node, ast.Attribute) and node.attr in forbidden:
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.strip() in forbidden:
+                found.append(Finding(repr(node.value)[:40], node.lineno, name))  # a name spelled as a string
+            elif isinstance(node, ast.Attribute) and node.attr in flagged:
+                found.append(Finding(node.attr, node.lineno, name))
+            elif isinstance(node, ast.Attribute) and node.attr in forbidden:
                 found.append(Finding(node.attr, node.lineno, name))
             elif isinstance(node, ast.Name):
                 if node.id in aliases:

@@ -40,3 +40,17 @@ def test_forbidden_softmax_is_found(source):
 ])
 def test_hand_written_softmax_is_accepted(source):
     assert forbidden_in(ast.parse(source), "softmax", FORBIDDEN, FLAGGED) == []
+
+
+@pytest.mark.parametrize("source", [
+    "import torch.nn.functional as F\ndef softmax(x, dim=-1):\n    return F.__dict__['soft' + 'max'](x, dim)\n",
+    "import operator, torch\ndef softmax(x, dim=-1):\n    return operator.attrgetter('softmax')(torch)(x, dim)\n",
+])
+def test_string_lookups_are_caught(source):
+    flagged = FLAGGED | {"__dict__", "attrgetter"}
+    assert forbidden_in(ast.parse(source), "softmax", FORBIDDEN, flagged)
+
+
+def test_a_docstring_mentioning_softmax_is_fine():
+    source = 'def softmax(x, dim=-1):\n    """Stable softmax, not torch.softmax."""\n    raise ValueError("softmax needs a dim")\n'
+    assert forbidden_in(ast.parse(source), "softmax", FORBIDDEN, FLAGGED) == []

@@ -19,8 +19,8 @@ import os
 import random
 import socket
 import sys
-import traceback
 import types
+from traceback import extract_tb, format_list  # bound now: a submission may replace the module's functions
 from typing import Any, Callable
 
 import torch
@@ -172,8 +172,8 @@ def _vjp(result: Any, inputs: list[torch.Tensor], cotangents: Any) -> list[torch
 
 def _plain(value: Any) -> Any:
     """Strip autograd state so only data is sent; the protocol drops subclasses."""
-    if isinstance(value, torch.Tensor):
-        return value.detach()
+    if issubclass(type(value), torch.Tensor):
+        return torch.Tensor.detach(value)
     if isinstance(value, tuple):
         return tuple(_plain(v) for v in value)
     if isinstance(value, list):
@@ -183,7 +183,15 @@ def _plain(value: Any) -> Any:
 
 def describe_exception(exc: BaseException, filename: str, called: str | None = None) -> dict:
     """Turn a student exception into plain facts: kind, exact type, message, where."""
-    tb = traceback.extract_tb(exc.__traceback__)
+    try:
+        return _describe(exc, filename, called)
+    except Exception:  # noqa: BLE001 - the exception object itself is hostile; report what is certain
+        return {"kind": "exception", "type": "an exception that could not be described", "builtin": False,
+                "message": "", "function": None, "line": None, "called": called, "traceback": ""}
+
+
+def _describe(exc: BaseException, filename: str, called: str | None) -> dict:
+    tb = extract_tb(exc.__traceback__)
     student_frames = [f for f in tb if f.filename == filename]
     where = student_frames[-1] if student_frames else None
     kind = "exception"
@@ -207,7 +215,7 @@ def describe_exception(exc: BaseException, filename: str, called: str | None = N
         "function": where.name if where else None,
         "line": where.lineno if where else None,
         "called": called,
-        "traceback": "".join(traceback.format_list(student_frames[-3:]))[-MAX_TRACEBACK:],
+        "traceback": "".join(format_list(student_frames[-3:]))[-MAX_TRACEBACK:],
     }
 
 

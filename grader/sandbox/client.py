@@ -218,7 +218,7 @@ class SubmissionWorker:
         return child
 
     def ensure_started(self) -> None:
-        if self._child is None:
+        if self._child is None and self.load_error is None:
             self._start()
 
     def _kill(self, child: Child) -> int | None:
@@ -244,9 +244,9 @@ class SubmissionWorker:
 
     def request(self, message: dict, what: str) -> dict:
         """Send one request to a live child (starting one if needed) and return its reply."""
-        if self._child is None:
+        if self.load_error is None and self._child is None:
             self._start()
-        if self.load_error is not None:
+        if self.load_error is not None:  # a file that failed to load is never run again
             raise LoadFailed(self.load_error)
         if what in self._timed_out:
             raise StudentTimeout(what, "", f"{self._timed_out[what]} (it hung in an earlier check, so it was not run again)")
@@ -280,13 +280,14 @@ class SubmissionWorker:
                     self._fail(child, StudentTimeout(what, f"{cpu_limit:g} s of CPU time"))
                 if time.monotonic() > deadline:
                     self._fail(child, StudentTimeout(what, f"{self.limits.call_wall_seconds:g} s of wall time"))
-            child.sock.settimeout(max(deadline - time.monotonic(), 0.5))
-            reply = protocol.recv(child.sock)
+            reply = protocol.recv(child.sock, deadline=max(deadline, time.monotonic() + 0.5))
         except (protocol.PeerClosed, ConnectionError, BrokenPipeError):
             status = self._kill(child)
             self.incidents += 1
             raise StudentCrash(what, _describe_status(status)) from None
-        except (protocol.ProtocolError, TimeoutError) as exc:
+        except TimeoutError:
+            self._fail(child, StudentTimeout(what, f"{self.limits.call_wall_seconds:g} s of wall time"))
+        except protocol.ProtocolError as exc:
             self._fail(child, StudentCrash(what, f"the worker sent a malformed reply ({exc})"))
         if not isinstance(reply, dict):
             self._fail(child, StudentCrash(what, "the worker sent a malformed reply"))
@@ -300,7 +301,9 @@ class SubmissionWorker:
     def output_text(self) -> str:
         child = self._child
         kept = bytes(self.output + (child.drain.kept if child else b""))
-        return kept.decode("utf-8", "replace")
+        dropped = self.output_dropped + (child.drain.dropped if child else 0)
+        note = f"\n[... {dropped} more bytes of output not shown]" if dropped else ""
+        return kept.decode("utf-8", "replace") + note
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -327,6 +330,9 @@ def _describe_status(status: int | None) -> str:
             "SIGSYS": " (a forbidden system call)",
         }.get(name, "")
         return f"the worker process was killed by {name}{hint}"
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
+        return ("the worker failed while reporting on your code (does it replace Python internals "
+                "such as builtins, traceback or sys?)")
     if os.WIFEXITED(status):
         return f"the worker process exited with status {os.WEXITSTATUS(status)} (did your code call exit()?)"
     return "the worker process died"

@@ -18,6 +18,7 @@ import re
 import math
 import socket
 import struct
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -106,7 +107,7 @@ def encode(value: Any) -> bytes:
             if math.isfinite(v):
                 return v
             return {"__float__": repr(v)}
-        if isinstance(v, torch.Tensor):
+        if issubclass(type(v), torch.Tensor):  # type(), not isinstance: __class__ can lie
             with torch._C.DisableTorchFunctionSubclass():
                 plain = torch.Tensor._make_subclass(torch.Tensor, v) if type(v) is not torch.Tensor else v
                 meta, raw = _tensor_meta(plain)
@@ -260,9 +261,15 @@ def send_frame(sock: socket.socket, body: bytes) -> None:
     sock.sendall(struct.pack(">Q", len(body)) + body)
 
 
-def recv_exact(sock: socket.socket, n: int) -> bytes:
+def recv_exact(sock: socket.socket, n: int, deadline: float | None = None) -> bytes:
+    """Read exactly n bytes; with ``deadline`` (time.monotonic) the whole read, not each recv, is bounded."""
     chunks = bytearray()
     while len(chunks) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the reply did not arrive in time")
+            sock.settimeout(left)
         chunk = sock.recv(min(n - len(chunks), 1 << 20))
         if not chunk:
             raise PeerClosed("peer closed the connection")
@@ -270,17 +277,17 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
     return bytes(chunks)
 
 
-def recv_frame(sock: socket.socket, max_bytes: int = MAX_FRAME_BYTES) -> bytes:
+def recv_frame(sock: socket.socket, max_bytes: int = MAX_FRAME_BYTES, deadline: float | None = None) -> bytes:
     """Read one frame, refusing lengths over ``max_bytes`` before reading them."""
-    (length,) = struct.unpack(">Q", recv_exact(sock, 8))
+    (length,) = struct.unpack(">Q", recv_exact(sock, 8, deadline))
     if length > max_bytes:
         raise ProtocolError(f"frame of {length} bytes exceeds the cap of {max_bytes}")
-    return recv_exact(sock, length)
+    return recv_exact(sock, length, deadline)
 
 
 def send(sock: socket.socket, value: Any) -> None:
     send_frame(sock, encode(value))
 
 
-def recv(sock: socket.socket) -> Any:
-    return decode(recv_frame(sock))
+def recv(sock: socket.socket, deadline: float | None = None) -> Any:
+    return decode(recv_frame(sock, deadline=deadline))

@@ -15,7 +15,7 @@ from typing import Any, Callable
 import torch
 
 from grader.sandbox.client import SubmissionWorker, raise_for_reply
-from grader.sandbox.errors import StudentError
+from grader.sandbox.errors import LoadFailed, StudentError
 
 DEFAULT_SEED = 1234
 
@@ -43,7 +43,10 @@ class StudentProxy:
         return call
 
     def defined(self, name: str) -> bool:
+        """Whether the loaded submission defines ``name``; raises LoadFailed if it did not load."""
         self._worker.ensure_started()
+        if self._worker.load_error is not None:
+            raise LoadFailed(self._worker.load_error)
         return name in self._worker.names
 
     def call(

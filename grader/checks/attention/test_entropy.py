@@ -26,12 +26,28 @@ def test_entropy_finite_on_masked_zeros(student, cases):
 def test_uniform_rows_give_log_n(student):
     w = torch.full((3, 8), 1 / 8)
     got = h.as_tensor(student.attention_entropy(w), "`attention_entropy`")
+    h.expect_shape(got, (3,), "`attention_entropy` for weights 3x8", "One entropy per row: sum over the last dim.")
     want = torch.full((3,), math.log(8), dtype=torch.float64)
     if torch.allclose(got.double(), -want, atol=1e-4):
         raise AssertionError("`attention_entropy` is negative: entropy is -(p * log p).sum(-1); is the minus sign missing?")
     if torch.allclose(got.double(), want / math.log(2), atol=1e-4):
         raise AssertionError("`attention_entropy` uses log base 2; the lesson measures entropy in nats (natural log)")
     h.expect_close(got, want, "`attention_entropy` of a uniform row over 8 tokens (should be log 8)", torch.float32)
+
+
+def test_entropy_falls_when_unscaled_weights_saturate(student, reference):
+    """The lesson's measurement: at head_size 256, unscaled weights are near one-hot, so their entropy collapses."""
+    q, k, v = (h.randn(4, 12, 256, seed=450 + i) for i in range(3))
+    raw = reference.attention(q.double(), k.double(), v.double(), scale=False)[1].float()
+    scaled = reference.attention(q.double(), k.double(), v.double(), scale=True)[1].float()
+    e_raw = h.as_tensor(student.attention_entropy(raw), "`attention_entropy`")
+    e_scaled = h.as_tensor(student.attention_entropy(scaled), "`attention_entropy`")
+    h.expect_shape(e_raw, (4, 12), "`attention_entropy` for weights 4x12x12")
+    assert not torch.isnan(e_raw).any(), "`attention_entropy` gives NaN on nearly one-hot rows (0 * log 0)"
+    assert e_raw[:, 1:].mean() < 0.5 * e_scaled[:, 1:].mean(), (
+        f"mean entropy of the unscaled weights ({e_raw[:, 1:].mean().item():.3f}) should be far below the scaled "
+        f"weights' ({e_scaled[:, 1:].mean().item():.3f})"
+    )
 
 
 def test_one_hot_rows_give_zero(student):

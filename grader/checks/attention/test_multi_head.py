@@ -14,7 +14,12 @@ pytestmark = pytest.mark.exercise("multi_head_attention")
 
 
 def _run(student, x, ws, n_heads, **kw):
-    return h.as_pair(student.multi_head_attention(x, *ws, n_heads, **kw), "`multi_head_attention`")
+    out, w = h.as_pair(student.multi_head_attention(x, *ws, n_heads, **kw), "`multi_head_attention`")
+    b, t, c = x.shape
+    h.expect_shape(out, (b, t, c), f"`multi_head_attention` out for x {b}x{t}x{c}")
+    h.expect_shape(w, (b, n_heads, t, t), f"`multi_head_attention` weights for {n_heads} heads",
+                   "Return the per-head weights (B, n_heads, T, T).")
+    return out, w
 
 
 def _inputs(seed):
@@ -23,9 +28,7 @@ def _inputs(seed):
 
 def test_returns_out_and_per_head_weights(student):
     x, ws = _inputs(600)
-    out, w = _run(student, x, ws, H)
-    h.expect_shape(out, (B, T, C), "`multi_head_attention` out for x 2x5x12 and 3 heads")
-    h.expect_shape(w, (B, H, T, T), "`multi_head_attention` weights", "Return the per-head weights (B, n_heads, T, T).")
+    _run(student, x, ws, H)  # checks both shapes
 
 
 def test_matches_torch_scaled_dot_product_attention(student):

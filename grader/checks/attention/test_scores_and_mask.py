@@ -32,6 +32,7 @@ def test_scores_are_raw_dot_products(student):
 def test_scale_divides_by_sqrt_head_size(student):
     scores = h.randn(T, S, seed=210, scale=5.0)
     got = h.as_tensor(student.scale_scores(scores, 16), "`scale_scores`")
+    h.expect_shape(got, scores.shape, "`scale_scores` on scores 5x7")
     for wrong, hint in ((scores / 16, "divided by head_size; divide by sqrt(head_size)"),
                         (scores * 4, "multiplied; divide by sqrt(head_size)")):
         if torch.allclose(got, wrong, rtol=1e-5, atol=1e-6):

@@ -33,6 +33,7 @@ def test_rows_sum_to_one(student):
 def test_softmax_uses_the_dim_argument(student):
     x = h.randn(4, 6, seed=302)
     w = h.as_tensor(student.softmax(x, dim=0), "`softmax(x, dim=0)`")
+    h.expect_shape(w, x.shape, "`softmax(x, dim=0)` on scores 4x6")
     sums = w.double().sum(0)
     assert torch.allclose(sums, torch.ones_like(sums), atol=1e-4), (
         f"`softmax(x, dim=0)`: columns sum to {sums[:3].tolist()}...; with dim=0 each column must sum to 1. "
@@ -56,6 +57,7 @@ def test_minus_inf_gets_exactly_zero(student):
     x = h.randn(5, 7, seed=303)
     x[:, 3:] = float("-inf")
     w = h.as_tensor(student.softmax(x), "`softmax`")
+    h.expect_shape(w, x.shape, "`softmax` on scores 5x7")
     assert not torch.isnan(w).any(), "`softmax` gave NaN for a row that contains -inf scores"
     assert (w[:, 3:] == 0).all(), (
         f"a -inf score must get weight exactly 0, got {w[:, 3:].max().item():.3g}; exp(-inf - max) is exactly 0"
@@ -70,8 +72,8 @@ def test_matches_reference_on_random_shapes(student, reference, shape, seed):
     h.expect_close(got, reference.softmax(x.double()), f"`softmax` on scores of shape {tuple(shape)}", torch.float32)
 
 
-def test_softmax_written_by_hand(submission, assignment):
-    if "softmax" not in submission.defined:
+def test_softmax_written_by_hand(student, submission, assignment):
+    if not student.defined("softmax"):  # also: a file that does not load earns nothing here
         raise NotDefined("softmax")
     if not submission.attempted("softmax"):
         raise NotAttempted("softmax")
