@@ -224,6 +224,7 @@ class SubmissionWorker:
     def _kill(self, child: Child) -> int | None:
         try:
             signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
+            os.killpg(child.pid, signal.SIGKILL)  # the group too; safe: the server reaps only when asked, below
         except ProcessLookupError:
             pass
         status = self.server.reap(child.pid)
