@@ -4,7 +4,7 @@ Sizes the RLIMIT_AS default (memory_mib): run `python bench/child_memory.py`.
 """
 import pathlib, tempfile
 from grader import checking
-from grader.sandbox.client import WorkerServer, SubmissionWorker, Limits
+from grader.sandbox.client import WorkerServer, SubmissionWorker
 from grader.sandbox.proxy import StudentProxy
 from grader.config import load_config
 from grader.submission import load_submission

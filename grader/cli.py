@@ -12,10 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader import api, scorecard
-from grader.config import DEFAULT_CONFIG, ConfigError
-from grader.export import text
-from grader.submission import UnreadableSubmission
+from grader.sandbox.launcher import WorkerServer
 
 EXIT_OK, EXIT_CANNOT_GRADE, EXIT_INTERNAL = 0, 2, 3
 
@@ -34,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--assignment", required=True, help="assignment id from assignments.yaml")
     g.add_argument("--out", type=Path, required=True, help="where to write the JSON scorecard")
     g.add_argument("--format", choices=("text", "json", "none"), default="text", help="what to print on stdout")
-    g.add_argument("--config", type=Path, default=DEFAULT_CONFIG, help="assignments.yaml to use")
+    g.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
     g.add_argument("--strict", action="store_true", help="refuse to grade unless every isolation layer is active")
     return parser
 
@@ -48,11 +45,23 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if not args.submission.is_file():
         return _fail(f"cannot read {args.submission}: no such file")
     try:
-        card = api.grade(args.submission, args.assignment, config_path=args.config, strict=args.strict)
-    except (ConfigError, UnreadableSubmission, api.StrictModeRefused, api.SecretsExposed) as exc:
-        return _fail(str(exc))
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
-        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        server = WorkerServer()  # first: its `import torch` overlaps ours below
+    except OSError as exc:
+        return _fail(f"internal error: cannot start the worker server: {exc}", EXIT_INTERNAL)
+    try:
+        from grader import api, scorecard
+        from grader.config import DEFAULT_CONFIG, ConfigError
+        from grader.export import text
+        from grader.submission import UnreadableSubmission
+
+        try:
+            card = api.grade(args.submission, args.assignment, config_path=args.config or DEFAULT_CONFIG, strict=args.strict, server=server)
+        except (ConfigError, UnreadableSubmission, api.StrictModeRefused, api.SecretsExposed) as exc:
+            return _fail(str(exc))
+        except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+            return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    finally:
+        server.close()
     try:
         scorecard.write(card, args.out)
     except OSError as exc:

@@ -17,7 +17,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from grader.sandbox.client import Limits
+from grader.sandbox.limits import Limits
 
 COURSE_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = COURSE_ROOT / "assignments.yaml"

@@ -14,9 +14,6 @@ import os
 import select
 import signal
 import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.sandbox import protocol
+from grader.sandbox.launcher import WorkerServer
+from grader.sandbox.limits import Limits
 from grader.sandbox.errors import (
     LoadFailed,
     NotAttempted,
@@ -35,96 +34,6 @@ from grader.sandbox.errors import (
 )
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-SERVER_START_TIMEOUT = 120.0
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-call and per-child limits; filled from assignments.yaml."""
-
-    call_cpu_seconds: float = 10.0
-    call_wall_seconds: float = 30.0
-    submission_wall_seconds: float = 180.0
-    load_cpu_seconds: float = 10.0
-    memory_mib: int = 3072
-    child_cpu_seconds: int = 300
-    file_size_mib: int = 16
-    open_files: int = 64
-    scratch_mib: int = 16
-    output_keep_bytes: int = 64 * 1024
-    threads: int = 1
-    disabled_layers: tuple[str, ...] = ()
-
-
-class WorkerServer:
-    """The warm server process. Start it before loading any secret."""
-
-    def __init__(self, python: str = sys.executable) -> None:
-        self._lock = threading.Lock()
-        self._conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR")}
-        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["OMP_NUM_THREADS"] = "1"
-        self._proc = subprocess.Popen(
-            [python, "-m", "grader.sandbox.server", str(theirs.fileno())],
-            pass_fds=(theirs.fileno(),),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL if not os.environ.get("GRADER_DEBUG") else None,
-            cwd=tempfile.gettempdir(),
-            env=env,
-            start_new_session=True,
-        )
-        theirs.close()
-        self._conn.settimeout(SERVER_START_TIMEOUT)
-        try:
-            hello = protocol.decode(self._conn.recv(1 << 16))
-        except (OSError, protocol.ProtocolError) as exc:
-            self.close()
-            raise WorkerUnavailable(f"the worker server did not start: {exc}") from None
-        if not isinstance(hello, dict) or not hello.get("ready"):
-            self.close()
-            raise WorkerUnavailable("the worker server did not start")
-        self._conn.settimeout(30.0)
-
-    def spawn(self, policy: dict[str, Any]) -> tuple[int, socket.socket, int, int]:
-        """Fork a child; returns (pid, socket, output fd, pidfd)."""
-        with self._lock:
-            try:
-                self._conn.send(protocol.encode({"op": "spawn", "policy": policy}))
-                data, fds, _, _ = socket.recv_fds(self._conn, 1 << 16, 3)
-            except OSError as exc:
-                raise WorkerUnavailable(f"the worker server stopped answering: {exc}") from None
-        reply = protocol.decode(data)
-        if len(fds) != 3:
-            for fd in fds:
-                os.close(fd)
-            raise WorkerUnavailable(f"the worker server could not start a child: {reply.get('error', 'no descriptors')}")
-        return int(reply["pid"]), socket.socket(fileno=fds[0]), fds[1], fds[2]
-
-    def reap(self, pid: int) -> int | None:
-        """Wait for a dead (or killed) child; returns its raw wait status."""
-        with self._lock:
-            try:
-                self._conn.send(protocol.encode({"op": "reap", "pid": pid}))
-                return protocol.decode(self._conn.recv(1 << 16)).get("status")
-            except (OSError, protocol.ProtocolError):
-                return None
-
-    def close(self) -> None:
-        self._conn.close()
-        try:
-            self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(self._proc.pid, signal.SIGKILL)
-            self._proc.wait()
-
-    def __enter__(self) -> WorkerServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class OutputDrain(threading.Thread):

@@ -9,7 +9,7 @@ import torch
 
 from grader.checks import helpers as h
 from grader.sandbox.errors import StudentError
-from grader.checks.attention.conftest import B, D, H, S, T
+from grader.checks.attention.conftest import B, D, S, T
 
 
 @pytest.mark.exercise("attention_scores")
