@@ -4,22 +4,9 @@ Every function takes tensors with any leading dims ``...`` (zero included),
 keeps their device and floating dtype, never writes into its inputs, and is
 differentiable.
 
-Worked example from the lesson: the sentence "fluffy blue cat", and the
-question "which earlier words should cat listen to?".
-
->>> import torch
->>> q_cat = torch.tensor([[1., 1.]])                      # (1, d=2)
->>> k = torch.tensor([[1., 1.], [1., 1.], [0., 0.]])      # fluffy, blue, cat
->>> v = torch.tensor([[2., 1.], [1., 2.], [1., 1.]])      # (S=3, d_v=2)
->>> s = attention_scores(q_cat, k)
->>> s.tolist()
-[[2.0, 2.0, 0.0]]
->>> w = softmax(scale_scores(s, 2))
->>> [round(x, 3) for x in w[0].tolist()]
-[0.446, 0.446, 0.108]
->>> new_cat = mix_values(w, v)
->>> [round(x, 3) for x in new_cat[0].tolist()]
-[1.446, 1.446]
+The lesson's worked example (fluffy / blue / cat) lives in the docstring of
+``exercises/attention.py``; ``tests/test_reference_and_stubs.py`` runs it
+against this file.
 """
 
 import math

@@ -63,3 +63,22 @@ def test_getattr_inside_softmax_fails_the_written_by_hand_check(grade):
     card = grade(source)
     check = next(c for c in card.checks if c.id == "test_softmax_written_by_hand")
     assert check.status == "failed" and "getattr" in check.message
+
+
+def test_worked_example_in_the_stub_docstring_holds_for_the_reference():
+    """fluffy / blue / cat: weights 0.446 / 0.446 / 0.108 and the new vector [1.446, 1.446]."""
+    import doctest
+    import importlib.util
+
+    def load(path):
+        spec = importlib.util.spec_from_file_location(path.stem + "_doc", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    stub, reference = load(ROOT / "exercises/attention.py"), load(ROOT / "solutions/attention.py")
+    assert "0.446, 0.446, 0.108" in stub.__doc__ and "1.446, 1.446" in stub.__doc__
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for test in doctest.DocTestFinder().find(stub.__doc__, "worked_example", globs=dict(vars(reference))):
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0 and runner.summarize(verbose=False).attempted >= 6
