@@ -82,3 +82,10 @@ def test_worked_example_in_the_stub_docstring_holds_for_the_reference():
     for test in doctest.DocTestFinder().find(stub.__doc__, "worked_example", globs=dict(vars(reference))):
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0 and runner.summarize(verbose=False).attempted >= 6
+
+
+def test_scorecard_json_round_trips(grade):
+    from grader.scorecard import Scorecard
+
+    card = grade(ROOT / "examples/attention.py")
+    assert Scorecard.from_dict(card.to_dict()) == card

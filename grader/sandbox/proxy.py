@@ -15,7 +15,7 @@ from typing import Any, Callable
 import torch
 
 from grader.sandbox.client import SubmissionWorker, raise_for_reply
-from grader.sandbox.errors import LoadFailed, StudentError
+from grader.sandbox.errors import LoadFailed
 
 DEFAULT_SEED = 1234
 
@@ -90,15 +90,3 @@ class StudentProxy:
             reply = {**reply, "message": f"memory limit {self._worker.limits.memory_mib} MiB exceeded"}
         raise_for_reply(reply, name)
 
-
-def raises_exactly(student: StudentProxy, exc_type: type[BaseException], name: str, *args: Any) -> StudentError | None:
-    """Call and return the StudentError if it is exactly ``exc_type``; None if nothing was raised.
-
-    A subclass or another type is reported to the caller as-is (the check
-    decides), because the contract names exact exception types.
-    """
-    try:
-        student.call(name, *args)
-    except StudentError as err:
-        return err
-    return None
