@@ -1,6 +1,6 @@
-"""The judge's side of the sandbox: start the server, drive one submission's child.
+"""The judge's side of the sandbox: drive one submission's child.
 
-``WorkerServer`` owns the warm server process. ``SubmissionWorker`` owns the
+``SubmissionWorker`` (over a ``launcher.WorkerServer``) owns the
 current child for one submission: it loads the source, sends requests with a
 CPU-time limit (read from ``/proc``, which the child cannot fake) and a
 wall-clock backstop, kills the child's process group with SIGKILL when a
@@ -16,7 +16,7 @@ import signal
 import socket
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ class OutputDrain(threading.Thread):
                 self.kept += chunk[: max(room, 0)]
                 self.dropped += max(len(chunk) - max(room, 0), 0)
         except OSError:
-            pass
+            pass  # the pipe broke: the child is gone, and what it printed so far is kept
         finally:
             os.close(self.fd)
 
@@ -63,7 +63,6 @@ class Child:
     sock: socket.socket
     pidfd: int
     drain: OutputDrain
-    layers: dict[str, str] = field(default_factory=dict)
 
 
 class SubmissionWorker:
@@ -73,7 +72,6 @@ class SubmissionWorker:
         self.server, self.source, self.filename, self.limits = server, source, filename, limits
         self.scratch = scratch
         self.incidents = 0  # crashes and timeouts so far: a check that saw one cannot pass
-        self.restarts = 0
         self.layers: dict[str, str] = {}
         self.names: dict[str, str] = {}
         self.load_error: dict | None = None
@@ -98,7 +96,7 @@ class SubmissionWorker:
             "disabled": list(lim.disabled_layers),
         }
 
-    def _start(self) -> Child:
+    def _start(self) -> None:
         pid, sock, out_fd, pidfd = self.server.spawn(self._policy())
         drain = OutputDrain(out_fd, max(self.limits.output_keep_bytes - len(self.output), 0))
         drain.start()
@@ -108,8 +106,7 @@ class SubmissionWorker:
             hello = self._exchange(None, "starting the worker", self.limits.load_cpu_seconds)
         except (StudentTimeout, StudentCrash) as exc:
             raise WorkerUnavailable(f"the sandboxed worker did not start: {exc}") from None
-        child.layers = dict(hello.get("layers") or {})
-        self.layers = child.layers
+        self.layers = dict(hello.get("layers") or {})
         try:
             reply = self._exchange(
                 {"op": "load", "source": self.source, "filename": self.filename},
@@ -124,7 +121,6 @@ class SubmissionWorker:
             self.load_error = reply
         else:
             self.names = dict(reply.get("names") or {})
-        return child
 
     def ensure_started(self) -> None:
         if self._child is None and self.load_error is None:
