@@ -3,7 +3,10 @@
 Each file starts with ``# key: value`` header lines saying what grading it
 must yield; mutants and alternatives are appended to the reference solution
 (their definitions override the reference's), hostile files stand alone
-unless their header says ``base: reference``.
+unless their header says ``base: reference``. A case may instead (or also)
+patch the reference with ``# replace: OLD ==> NEW`` lines, one bug in one
+line; each OLD must occur exactly once in the reference, so a change to the
+reference breaks the case loudly instead of silently testing nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ class CorpusCase:
     path: Path
     kind: str  # mutants | alternatives | hostile
     header: dict[str, str]
+    replacements: tuple[tuple[str, str], ...] = ()
 
     @property
     def assignment(self) -> str:
@@ -36,8 +40,16 @@ class CorpusCase:
         text = self.path.read_text(encoding="utf-8", errors="surrogateescape")
         base = self.header.get("base", "none" if self.kind == "hostile" else "reference")
         if base == "reference":
-            return REFERENCE[self.assignment].read_text() + "\n\n# ---- corpus case ----\n" + text
+            return self.patched_reference() + "\n\n# ---- corpus case ----\n" + text
         return text
+
+    def patched_reference(self) -> str:
+        source = REFERENCE[self.assignment].read_text()
+        for old, new in self.replacements:
+            if source.count(old) != 1:
+                raise ValueError(f"{self.id}: `{old}` must occur exactly once in the reference")
+            source = source.replace(old, new)
+        return source
 
     def write_submission(self, folder: Path) -> Path:
         """The file as a student would hand it in (bytes kept for hostile cases)."""
@@ -50,15 +62,23 @@ class CorpusCase:
         return out
 
 
-def read_header(path: Path) -> dict[str, str]:
+def read_header(path: Path) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
+    """The ``# key: value`` lines at the top; ``replace`` lines are collected in order."""
     header: dict[str, str] = {}
+    replacements: list[tuple[str, str]] = []
     for line in path.read_bytes().decode("utf-8", "replace").splitlines():
         m = re.match(r"#\s*([a-z_]+):\s*(.*)$", line)
         if not m:
             break
-        header[m.group(1)] = m.group(2).strip()
-    return header
+        if m.group(1) == "replace":
+            old, sep, new = m.group(2).partition(" ==> ")
+            if not sep:
+                raise ValueError(f"{path}: a replace line needs `OLD ==> NEW`")
+            replacements.append((old, new))
+        else:
+            header[m.group(1)] = m.group(2).strip()
+    return header, tuple(replacements)
 
 
 def corpus(kind: str) -> list[CorpusCase]:
-    return [CorpusCase(p, kind, read_header(p)) for p in sorted(CORPUS.glob(f"*/{kind}/*.py"))]
+    return [CorpusCase(p, kind, *read_header(p)) for p in sorted(CORPUS.glob(f"*/{kind}/*.py"))]

@@ -13,10 +13,21 @@ MUTANTS = corpus("mutants")
 ALTERNATIVES = corpus("alternatives")
 
 
-def test_corpus_is_large_enough():
+def test_corpus_is_large_enough_and_every_case_builds():
     assert len(MUTANTS) >= 25 and len(ALTERNATIVES) >= 8
     for case in MUTANTS:
         assert {"exercise", "message", "why"} <= set(case.header), case.id
+    for case in MUTANTS + ALTERNATIVES:
+        compile(case.source(), case.id, "exec")  # every `replace` line still applies to the reference
+
+
+def test_a_stale_replace_line_fails_loudly(tmp_path):
+    import dataclasses
+
+    case = next(c for c in MUTANTS if c.replacements)
+    stale = dataclasses.replace(case, replacements=(("this text is not in the reference", "x"),))
+    with pytest.raises(ValueError, match="exactly once"):
+        stale.source()
 
 
 @pytest.mark.parametrize("case", ALTERNATIVES, ids=lambda c: c.id)

@@ -3,24 +3,5 @@
 # exercise: MultiHeadAttention
 # message: parameters|independent|distinct|heads
 # why: nn.ModuleList([SelfAttentionHead(...)] * n_heads) repeats ONE head n_heads times, so all heads share weights
-
-import torch
-from torch import nn
-import torch.nn.functional as F
-
-
-class MultiHeadAttention(nn.Module):
-    def __init__(self, d_model, n_heads, context_length, dropout=0.0):
-        super().__init__()
-        if d_model % n_heads != 0:
-            raise ValueError("d_model must be divisible by n_heads")
-        head_size = d_model // n_heads
-        self.heads = nn.ModuleList(
-            [SelfAttentionHead(d_model, head_size, context_length, dropout)] * n_heads
-        )
-        self.proj = nn.Linear(d_model, d_model)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x):
-        out = torch.cat([h(x) for h in self.heads], dim=-1)
-        return self.dropout(self.proj(out))
+# replace: SelfAttentionHead(d_model, head_size, context_length, dropout) ==> [SelfAttentionHead(d_model, head_size, context_length, dropout)]
+# replace: for _ in range(n_heads) ==> * n_heads
