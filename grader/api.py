@@ -57,8 +57,8 @@ def assert_secrets_unreadable(assignment: AssignmentConfig, config_path: Path) -
 def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
           server: WorkerServer | None = None, strict: bool = False) -> Scorecard:
     """Grade one submission file. Raises only for what the CLI reports as exit 2:
-    ConfigError, UnreadableSubmission; every other failure becomes a card with
-    ``grader_error``.
+    ConfigError, UnreadableSubmission, SecretsExposed, StrictModeRefused; every
+    other failure becomes a card with ``grader_error``.
     """
     assignment = load_config(config_path).assignment(assignment_id)
     assert_secrets_unreadable(assignment, config_path)
@@ -72,10 +72,10 @@ def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
 def _grade_with(server: WorkerServer, assignment: AssignmentConfig, submission: Submission, strict: bool) -> Scorecard:
     started = time.monotonic()
     graded_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    env = environment()
+    cuda = checking.cuda_available()
+    env = environment(cuda)
     if submission.problem:
-        checks = scoring.problem_results(assignment, f"your file could not be graded: {submission.problem}",
-                                         checking.cuda_available())
+        checks = scoring.problem_results(assignment, f"your file could not be graded: {submission.problem}", cuda)
         return scoring.build_scorecard(assignment, submission, checks, env, graded_at=graded_at,
                                        duration_s=time.monotonic() - started)
     worker = None
@@ -86,8 +86,7 @@ def _grade_with(server: WorkerServer, assignment: AssignmentConfig, submission: 
             env["isolation"] = dict(sorted(worker.layers.items()))
             _enforce_strict(strict, worker.layers)
             reference = checking.load_reference(assignment.reference)
-            plugin = checking.GraderPlugin(StudentProxy(worker), worker, reference, submission, assignment,
-                                           checking.cuda_available())
+            plugin = checking.GraderPlugin(StudentProxy(worker), worker, reference, submission, assignment, cuda)
             outcomes = checking.run_checks(plugin, assignment)
             worker.close()  # before reading the output, so all of it is in
             checks = scoring.check_results(outcomes, assignment)
@@ -96,32 +95,32 @@ def _grade_with(server: WorkerServer, assignment: AssignmentConfig, submission: 
     except StrictModeRefused:
         raise
     except Exception as exc:  # noqa: BLE001 - the grader's own crash still yields a (non-grade) card
-        return error_card(assignment, submission, exc, env, graded_at, time.monotonic() - started)
+        return error_card(assignment, submission, exc, env, cuda, graded_at, time.monotonic() - started)
     finally:
         if worker is not None:
             worker.close()
 
 
 def error_card(assignment: AssignmentConfig, submission: Submission, exc: BaseException, env: dict[str, Any],
-               graded_at: str = "", duration_s: float = 0.0) -> Scorecard:
+               cuda: bool, graded_at: str = "", duration_s: float = 0.0) -> Scorecard:
     """A valid card that says the grader failed: no check counts as passed."""
-    checks = scoring.problem_results(assignment, "not graded: the grader itself failed", checking.cuda_available(), "error")
+    checks = scoring.problem_results(assignment, "not graded: the grader itself failed", cuda, "error")
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return scoring.build_scorecard(assignment, submission, checks, env, grader_error=detail,
                                    graded_at=graded_at, duration_s=duration_s)
 
 
-def _enforce_strict(strict: bool, layers: dict[str, str]) -> None:
-    missing = sorted(name for name, state in layers.items() if state != "active")
+def _enforce_strict(strict: bool, active: dict[str, str]) -> None:
+    missing = sorted(name for name, state in active.items() if state != "active")
     if strict and missing:
         raise StrictModeRefused(f"--strict: isolation layers not active on this machine: {', '.join(missing)}")
 
 
-def environment() -> dict[str, Any]:
+def environment(cuda: bool) -> dict[str, Any]:
     return {
         "grader": __version__,
         "python": platform.python_version(),
         "torch": torch.__version__,
-        "cuda": bool(torch.cuda.is_available()),
+        "cuda": cuda,
         "platform": platform.system().lower(),
     }

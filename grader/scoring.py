@@ -12,7 +12,7 @@ from collections import Counter
 from typing import Any
 
 from grader.checking import ChecksBroken, Outcome
-from grader.config import AssignmentConfig
+from grader.config import AssignmentConfig, CheckConfig
 from grader.scorecard import CheckResult, Flag, Scorecard, SubmissionInfo
 from grader.submission import Submission
 
@@ -26,9 +26,7 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
         if cfg is None:
             raise ChecksBroken(f"check {o.check_id} (exercise {o.exercise!r}) is not listed in assignments.yaml")
         share = cfg.points / shares[(o.exercise, o.test)]
-        policy = assignment.gpu_points_without_cuda if cfg.requires_cuda else assignment.skipped_points
-        skipped_drops = o.status == "skipped" and policy == "drop"
-        max_score = 0.0 if skipped_drops else share
+        max_score = _skipped_max(assignment, cfg, share) if o.status == "skipped" else share
         score = share if o.status == "passed" else 0.0
         results.append(CheckResult(o.check_id, o.exercise, o.status, _r(score), _r(max_score), o.message,
                                    cfg.visibility, o.duration_s))
@@ -53,8 +51,7 @@ def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, stat
     for ex in assignment.exercises:
         for c in ex.checks:
             if c.requires_cuda and not cuda:
-                kept = assignment.gpu_points_without_cuda == "keep"
-                results.append(CheckResult(c.name, ex.name, "skipped", 0.0, _r(c.points) if kept else 0.0,
+                results.append(CheckResult(c.name, ex.name, "skipped", 0.0, _r(_skipped_max(assignment, c, c.points)),
                                            "no CUDA device on the grading machine; GPU parity not checked", c.visibility))
             else:
                 results.append(CheckResult(c.name, ex.name, status, 0.0, _r(c.points), message, c.visibility))
@@ -83,6 +80,12 @@ def build_scorecard(assignment: AssignmentConfig, submission: Submission, checks
         graded_at=graded_at,
         duration_s=round(duration_s, 3),
     )
+
+
+def _skipped_max(assignment: AssignmentConfig, check: CheckConfig, share: float) -> float:
+    """What a skipped check adds to max_score: its share, or 0 where the config drops it."""
+    policy = assignment.gpu_points_without_cuda if check.requires_cuda else assignment.skipped_points
+    return 0.0 if policy == "drop" else share
 
 
 def _r(x: float) -> float:

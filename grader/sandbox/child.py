@@ -105,7 +105,7 @@ def load(request: dict) -> tuple[dict[str, Any] | None, dict]:
         code = compile(str(request["source"]), filename, "exec", dont_inherit=True)
         exec(code, module.__dict__)  # noqa: S102 - this is the sandbox; running it is the point
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are student errors too
-        return module.__dict__, {"ok": False, **describe_exception(exc, filename)}
+        return None, {"ok": False, **describe_exception(exc, filename)}  # a failed load serves no calls
     names = {k: _kind(v) for k, v in module.__dict__.items() if not k.startswith("__")}
     return module.__dict__, {"ok": True, "names": names}
 
