@@ -26,8 +26,7 @@ from grader.sandbox.client import SubmissionWorker, WorkerServer
 from grader.sandbox.proxy import StudentProxy
 from grader.scorecard import Scorecard
 from grader.submission import Submission, load_submission
-
-__version__ = "0.1.0"
+from grader.version import __version__
 
 
 class StrictModeRefused(Exception):
@@ -54,51 +53,96 @@ def assert_secrets_unreadable(assignment: AssignmentConfig, config_path: Path) -
             )
 
 
+class Grader:
+    """What stays warm across the submissions of one assignment.
+
+    The validated config, the worker server (``import torch`` once, a fresh
+    forked child per submission) and the judge (one pytest session with the
+    hidden checks collected and the reference loaded) are paid for once;
+    ``grade`` then costs only the submission's own checks. ``grader grade``
+    uses it for one file, ``grader grade-all`` for a whole class: one grading
+    path.
+    """
+
+    def __init__(self, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
+                 server: WorkerServer | None = None, strict: bool = False, select: str | None = None) -> None:
+        """Raises ConfigError or SecretsExposed (the CLI's exit 2) before anything starts."""
+        self.assignment = load_config(config_path).assignment(assignment_id)
+        assert_secrets_unreadable(self.assignment, config_path)
+        self._own_server = server is None
+        self.server = server if server is not None else WorkerServer()  # started before any secret is loaded
+        self.strict = strict
+        self.cuda = checking.cuda_available()
+        self._select = select
+        self._judge: checking.Judge | None = None
+
+    def judge(self) -> checking.Judge:
+        if self._judge is None:  # only once a file can be run: a file that cannot never loads the reference
+            self._judge = checking.Judge(self.assignment, self.cuda, self._select)
+        return self._judge
+
+    def grade(self, path: Path) -> Scorecard:
+        """Grade one submission file. Raises only for what the CLI reports as exit 2:
+        UnreadableSubmission and StrictModeRefused; every other failure becomes a
+        card with ``grader_error``.
+        """
+        submission = load_submission(Path(path), flagged_calls=self.assignment.flagged_calls)
+        return self._grade(submission)
+
+    def _grade(self, submission: Submission) -> Scorecard:
+        assignment = self.assignment
+        started = time.monotonic()
+        graded_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        env = environment(self.cuda)
+        if submission.problem:
+            checks = scoring.problem_results(assignment, f"your file could not be graded: {submission.problem}", self.cuda)
+            return scoring.build_scorecard(assignment, submission, checks, env, graded_at=graded_at,
+                                           duration_s=time.monotonic() - started)
+        worker = None
+        try:
+            with tempfile.TemporaryDirectory(prefix="grader-scratch-") as scratch:
+                worker = SubmissionWorker(self.server, submission.source, submission.filename, assignment.limits,
+                                          Path(scratch))
+                worker.ensure_started()
+                env["isolation"] = dict(sorted(worker.layers.items()))
+                _enforce_strict(self.strict, worker.layers)
+                outcomes = self.judge().run(checking.Context(StudentProxy(worker), worker, submission))
+                worker.close()  # before reading the output, so all of it is in
+                checks = scoring.check_results(outcomes, assignment)
+                return scoring.build_scorecard(assignment, submission, checks, env, output=worker.output_text(),
+                                               graded_at=graded_at, duration_s=time.monotonic() - started)
+        except StrictModeRefused:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the grader's own crash still yields a (non-grade) card
+            return error_card(assignment, submission, exc, env, self.cuda, graded_at, time.monotonic() - started)
+        finally:
+            if worker is not None:
+                worker.close()
+
+    def close(self, wait: bool = True) -> None:
+        """End the judge's session (``wait=False``: do not wait for a check still running) and the server."""
+        if self._judge is not None:
+            self._judge.close(timeout=30.0 if wait else 1.0)
+            self._judge = None
+        if self._own_server:
+            self.server.close()
+
+    def __enter__(self) -> Grader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
           server: WorkerServer | None = None, strict: bool = False) -> Scorecard:
-    """Grade one submission file. Raises only for what the CLI reports as exit 2:
-    ConfigError, UnreadableSubmission, SecretsExposed, StrictModeRefused; every
-    other failure becomes a card with ``grader_error``.
+    """Grade one submission file with a grader of its own (see ``Grader.grade``).
+
+    Raises ConfigError, UnreadableSubmission, SecretsExposed or StrictModeRefused
+    (the CLI's exit 2).
     """
-    assignment = load_config(config_path).assignment(assignment_id)
-    assert_secrets_unreadable(assignment, config_path)
-    submission = load_submission(Path(path), flagged_calls=assignment.flagged_calls)
-    if server is not None:
-        return _grade_with(server, assignment, submission, strict)
-    with WorkerServer() as own:  # started before any secret is loaded
-        return _grade_with(own, assignment, submission, strict)
-
-
-def _grade_with(server: WorkerServer, assignment: AssignmentConfig, submission: Submission, strict: bool) -> Scorecard:
-    started = time.monotonic()
-    graded_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-    cuda = checking.cuda_available()
-    env = environment(cuda)
-    if submission.problem:
-        checks = scoring.problem_results(assignment, f"your file could not be graded: {submission.problem}", cuda)
-        return scoring.build_scorecard(assignment, submission, checks, env, graded_at=graded_at,
-                                       duration_s=time.monotonic() - started)
-    worker = None
-    try:
-        with tempfile.TemporaryDirectory(prefix="grader-scratch-") as scratch:
-            worker = SubmissionWorker(server, submission.source, submission.filename, assignment.limits, Path(scratch))
-            worker.ensure_started()
-            env["isolation"] = dict(sorted(worker.layers.items()))
-            _enforce_strict(strict, worker.layers)
-            reference = checking.load_reference(assignment.reference)
-            plugin = checking.GraderPlugin(StudentProxy(worker), worker, reference, submission, assignment, cuda)
-            outcomes = checking.run_checks(plugin, assignment)
-            worker.close()  # before reading the output, so all of it is in
-            checks = scoring.check_results(outcomes, assignment)
-            return scoring.build_scorecard(assignment, submission, checks, env, output=worker.output_text(),
-                                           graded_at=graded_at, duration_s=time.monotonic() - started)
-    except StrictModeRefused:
-        raise
-    except Exception as exc:  # noqa: BLE001 - the grader's own crash still yields a (non-grade) card
-        return error_card(assignment, submission, exc, env, cuda, graded_at, time.monotonic() - started)
-    finally:
-        if worker is not None:
-            worker.close()
+    with Grader(assignment_id, config_path=config_path, server=server, strict=strict) as grader:
+        return grader.grade(path)
 
 
 def error_card(assignment: AssignmentConfig, submission: Submission, exc: BaseException, env: dict[str, Any],

@@ -1,19 +1,19 @@
-"""Stage 3: run the hidden checks (pytest + pytest-json-report) against the proxy.
+"""Stage 3: run the hidden checks (pytest) against the proxy.
 
 The checks live in ``grader/checks/<assignment>/`` and are ordinary pytest
 tests. This module runs them in the judge process with a small plugin that
 provides the fixtures (``student``, ``reference``, ``submission``...) and
 records, for every test, a verdict in the lesson's words: which of the
 typed sandbox errors ended it, or the assertion message written for
-students. pytest-json-report collects the outcomes; ``scoring`` turns them
-into points.
+students. The judge keeps one pytest session open for many submissions;
+``scoring`` turns the outcomes into points.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import io
-from contextlib import redirect_stderr, redirect_stdout
+import queue
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -21,14 +21,12 @@ from typing import Any
 
 import pytest
 import torch
-from pytest_jsonreport.plugin import JSONReport
 
-from grader.config import AssignmentConfig
+from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.sandbox.proxy import StudentProxy
 from grader.submission import Submission
 
-CHECKS_ROOT = Path(__file__).resolve().parent / "checks"
 MAX_MESSAGE = 1500
 
 
@@ -59,21 +57,36 @@ def load_reference(path: Path) -> ModuleType:
     return module
 
 
-class GraderPlugin:
-    """Fixtures for the checks and a verdict for every test."""
+@dataclass(frozen=True)
+class Context:
+    """The submission being judged right now: what the fixtures hand to the checks."""
 
-    def __init__(self, student: StudentProxy, worker: Any, reference: ModuleType, submission: Submission,
-                 assignment: AssignmentConfig, cuda: bool) -> None:
-        self._student = student
-        self._worker = worker
+    student: StudentProxy
+    worker: Any  # SubmissionWorker: its ``incidents`` count crashes and timeouts
+    submission: Submission
+
+
+class GraderPlugin:
+    """Fixtures for the checks and a verdict for every test.
+
+    The reference, the assignment and the CUDA answer stay for the judge's
+    life; ``context`` is swapped for every submission.
+    """
+
+    def __init__(self, reference: ModuleType, assignment: AssignmentConfig, cuda: bool) -> None:
         self._reference = reference
-        self._submission = submission
         self._assignment = assignment
         self._cuda = cuda
+        self.context: Context | None = None
+
+    def _now(self) -> Context:
+        if self.context is None:
+            raise ChecksBroken("a check ran with no submission to judge")
+        return self.context
 
     @pytest.fixture
     def student(self) -> StudentProxy:
-        return self._student
+        return self._now().student
 
     @pytest.fixture
     def reference(self) -> ModuleType:
@@ -81,7 +94,7 @@ class GraderPlugin:
 
     @pytest.fixture
     def submission(self) -> Submission:
-        return self._submission
+        return self._now().submission
 
     @pytest.fixture
     def assignment(self) -> AssignmentConfig:
@@ -91,11 +104,16 @@ class GraderPlugin:
     def cuda_available(self) -> bool:
         return self._cuda
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
+        item.user_properties.clear()  # the same item runs once per submission
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):  # noqa: ANN201 - pytest hookwrapper
-        before = self._worker.incidents
+        worker = self._now().worker
+        before = worker.incidents
         outcome = yield
-        if outcome.excinfo is None and self._worker.incidents != before:
+        if outcome.excinfo is None and worker.incidents != before:
             # The check passed, but the worker crashed or timed out inside it: fail closed.
             item.user_properties.append(("incident", True))
 
@@ -144,42 +162,118 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
-def run_checks(plugin: GraderPlugin, assignment: AssignmentConfig, select: str | None = None) -> list[Outcome]:
-    """Run every hidden check of ``assignment``; returns one Outcome per test."""
-    report = JSONReport()
-    args = [
-        str(assignment.checks_dir),
-        "-c", str(CHECKS_ROOT / "pytest.ini"),
-        "--rootdir", str(CHECKS_ROOT),
-        "--import-mode=importlib",
-        "--assert=plain",
-        "--tb=no",  # verdicts come from the exception objects; formatting tracebacks only costs time
-        "-p", "no:cacheprovider",
-        "-p", "no:randomly",
-        "-q",
-        "--json-report-file=none",
-    ]
-    if select:
-        args += ["-k", select]
-    sink = io.StringIO()
-    with redirect_stdout(sink), redirect_stderr(sink):
-        code = pytest.main(args, plugins=[plugin, report])
-    data = report.report or {}
-    broken = [c for c in data.get("collectors", []) if c.get("outcome") != "passed"]
-    if broken or code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.INTERRUPTED):
-        detail = broken[0].get("longrepr", "") if broken else sink.getvalue()[-2000:]
-        raise ChecksBroken(f"the hidden checks could not run (pytest exit {int(code)}): {str(detail)[-500:]}")
-    return [_outcome(t) for t in data.get("tests", [])]
+PYTEST_ARGS = (
+    "-c", str(CHECKS_ROOT / "pytest.ini"),
+    "--rootdir", str(CHECKS_ROOT),
+    "--import-mode=importlib",
+    "--assert=plain",
+    "--capture=no",  # the checks print nothing; student output is drained from the child
+    # Per-test machinery the judge does not use (log capture around every phase, warning
+    # recorders, gc passes at exit); the checks never read logs, warnings or crash dumps.
+    "-p", "no:cacheprovider", "-p", "no:logging", "-p", "no:warnings", "-p", "no:faulthandler",
+    "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:randomly",
+    "-p", "no:terminal",
+)
 
 
-def _outcome(test: dict[str, Any]) -> Outcome:
-    props: dict[str, Any] = {}
-    for entry in test.get("user_properties", []):
-        props.update(entry)
-    nodeid = test["nodeid"]
+class Judge:
+    """One pytest session kept open for many submissions of one assignment.
+
+    pytest's start-up, the collection of the hidden checks and the reference
+    are paid once; each submission then runs the same collected items with
+    its own ``Context``. pytest drives its own loop, so the session lives in
+    a thread whose ``pytest_runtestloop`` takes submissions from a queue;
+    ``run`` hands one over and waits for its outcomes, which the judge
+    records from pytest's own reports (``pytest_runtest_logreport``).
+    """
+
+    def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None) -> None:
+        # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
+        # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
+        torch.set_num_threads(1)
+        self.plugin = GraderPlugin(load_reference(assignment.reference), assignment, cuda)
+        self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
+        self._inbox: queue.Queue[Context | None] = queue.Queue()
+        self._outbox: queue.Queue[list[Outcome] | BaseException] = queue.Queue()
+        self._collect_errors: list[str] = []
+        self._durations: dict[str, float] = {}
+        self._outcomes: list[Outcome] = []
+        self._exit: int | None = None
+        self._thread = threading.Thread(target=self._session, name="judge", daemon=True)
+        self._thread.start()
+
+    def _session(self) -> None:
+        self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # Verdicts come from the exception objects: formatting tracebacks would only cost time.
+        # (``--tb`` belongs to the terminal reporter, which the judge does not load.)
+        config.option.tbstyle = "no"
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._collect_errors.append(str(report.longrepr)[-500:])
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        while (context := self._inbox.get()) is not None:
+            try:
+                if self._collect_errors:
+                    raise ChecksBroken(f"the hidden checks could not be collected: {self._collect_errors[0]}")
+                self._outbox.put(self._run_items(session, context))
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, who turns it into an error card
+                self._outbox.put(exc)
+        return True
+
+    def _run_items(self, session: pytest.Session, context: Context) -> list[Outcome]:
+        self.plugin.context, self._durations, self._outcomes = context, {}, []
+        try:
+            items = session.items
+            for i, item in enumerate(items):
+                # The next item is items[0] after the last: session-scoped fixtures stay warm.
+                nextitem = items[i + 1] if i + 1 < len(items) else items[0]
+                item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            return self._outcomes
+        finally:
+            self.plugin.context = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._durations[report.nodeid] = self._durations.get(report.nodeid, 0.0) + report.duration
+        if report.when == "teardown":
+            self._outcomes.append(_outcome(report.nodeid, dict(report.user_properties),
+                                           self._durations.pop(report.nodeid)))
+
+    def run(self, context: Context) -> list[Outcome]:
+        """Run every hidden check against ``context``; one Outcome per test."""
+        if not self._thread.is_alive():
+            raise self._dead()
+        self._inbox.put(context)
+        while True:
+            try:
+                result = self._outbox.get(timeout=0.5)
+                break
+            except queue.Empty:
+                if not self._thread.is_alive() and self._outbox.empty():
+                    raise self._dead() from None
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _dead(self) -> ChecksBroken:
+        detail = self._collect_errors[0] if self._collect_errors else "see the grader's stderr"
+        return ChecksBroken(f"the hidden checks could not run (pytest exit {self._exit}): {detail}")
+
+    def close(self, timeout: float = 30.0) -> None:
+        """End the session: session-scoped fixtures are torn down by pytest itself."""
+        if self._thread.is_alive():
+            self._inbox.put(None)
+            self._thread.join(timeout)
+
+
+def _outcome(nodeid: str, props: dict[str, Any], duration: float) -> Outcome:
     check_id = nodeid.rsplit("::", 1)[-1]
     verdict = props.get("verdict") or {"status": "error", "message": "the check recorded no result"}
-    duration = sum(float((test.get(phase) or {}).get("duration", 0.0)) for phase in ("setup", "call", "teardown"))
     return Outcome(
         test=check_id.split("[", 1)[0],
         check_id=check_id,

@@ -55,7 +55,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
         from grader.submission import UnreadableSubmission
 
         try:
-            card = api.grade(args.submission, args.assignment, config_path=args.config or DEFAULT_CONFIG, strict=args.strict, server=server)
+            with api.Grader(args.assignment, config_path=args.config or DEFAULT_CONFIG, server=server,
+                            strict=args.strict) as grader:
+                card = grader.grade(args.submission)
         except (ConfigError, UnreadableSubmission, api.StrictModeRefused, api.SecretsExposed) as exc:
             return _fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback

@@ -21,6 +21,7 @@ from grader.sandbox.limits import Limits
 
 COURSE_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CONFIG = COURSE_ROOT / "assignments.yaml"
+CHECKS_ROOT = Path(__file__).resolve().parent / "checks"  # the hidden checks, one package per assignment
 
 
 class ConfigError(Exception):
@@ -68,7 +69,7 @@ class AssignmentConfig:
 
     @property
     def checks_dir(self) -> Path:
-        return Path(__file__).resolve().parent / "checks" / self.checks_package
+        return CHECKS_ROOT / self.checks_package
 
     @property
     def max_points(self) -> float:

@@ -15,6 +15,8 @@ from typing import Any
 
 import jsonschema
 
+from grader.files import write_atomically
+
 SCHEMA_VERSION = "1.0"
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
@@ -98,10 +100,13 @@ def validate(data: dict[str, Any]) -> None:
     jsonschema.validate(data, schema())
 
 
-def write(card: Scorecard, path: Path) -> None:
-    """Write atomically, so a reader never sees half a card."""
+def to_valid_json(card: Scorecard) -> str:
+    """The card's JSON text, checked against the schema: what every path writes."""
     text = card.to_json()
     validate(json.loads(text))
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    return text
+
+
+def write(card: Scorecard, path: Path) -> None:
+    """Write atomically, so a reader never sees half a card."""
+    write_atomically(path, to_valid_json(card))

@@ -70,7 +70,7 @@ def test_internal_error_writes_a_marked_card_and_exits_3(tmp_path, monkeypatch, 
     def broken(*a, **k):
         raise RuntimeError("the checks exploded")
 
-    monkeypatch.setattr(checking, "run_checks", broken)
+    monkeypatch.setattr(checking.Judge, "run", broken)
     out = tmp_path / "card.json"
     code = cli.main(["grade", str(ROOT / "solutions/attention.py"), "--assignment", "attention", "--out", str(out), "--format", "none"])
     assert code == 3
