@@ -167,12 +167,15 @@ PYTEST_ARGS = (
     "--rootdir", str(CHECKS_ROOT),
     "--import-mode=importlib",
     "--assert=plain",
-    "--capture=no",  # the checks print nothing; student output is drained from the child
     # Per-test machinery the judge does not use (log capture around every phase, warning
     # recorders, gc passes at exit); the checks never read logs, warnings or crash dumps.
     "-p", "no:cacheprovider", "-p", "no:logging", "-p", "no:warnings", "-p", "no:faulthandler",
     "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:randomly",
     "-p", "no:terminal",
+    "-p", "no:debugging", "-p", "no:unittest", "-p", "no:legacypath", "-p", "no:tmpdir", "-p", "no:monkeypatch",
+    "-p", "no:recwarn", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest", "-p", "no:setuponly",
+    "-p", "no:setupplan", "-p", "no:stepwise", "-p", "no:subtests", "-p", "no:hypothesispytest",
+    "-p", "no:capture",
 )
 
 

@@ -1,20 +1,24 @@
-"""Command line: a thin layer over ``grader.api``, and the only place that exits.
+"""Command line: a thin layer over ``grader.api`` and ``grader.batch``, and the only place that exits.
 
 Exit codes: 0 graded (however badly the submission did); 2 the grader could
 not grade (bad arguments, unknown assignment, unreadable file, bad config,
 ``--strict`` refused); 3 the grader's own internal error (a card with
-``grader_error`` is still written when possible).
+``grader_error`` is still written when possible; ``grade-all``: on some
+submission, whose row says so); 130 ``grade-all`` was stopped by Ctrl-C or
+SIGTERM (whatever finished is kept; run it again to finish the rest).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from grader.sandbox.launcher import WorkerServer
 
-EXIT_OK, EXIT_CANNOT_GRADE, EXIT_INTERNAL = 0, 2, 3
+EXIT_OK, EXIT_CANNOT_GRADE, EXIT_INTERNAL, EXIT_STOPPED = 0, 2, 3, 130
+EXPORT_FORMATS = ("gradebook", "canvas", "junit", "gradescope")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,12 +37,47 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--format", choices=("text", "json", "none"), default="text", help="what to print on stdout")
     g.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
     g.add_argument("--strict", action="store_true", help="refuse to grade unless every isolation layer is active")
+
+    a = sub.add_parser("grade-all", help="grade a folder or .zip of a whole class: cards, gradebook.csv, summary.json")
+    a.add_argument("submissions", type=Path, help="a folder of student folders or files, or a .zip of one")
+    a.add_argument("--assignment", required=True, help="assignment id from assignments.yaml")
+    a.add_argument("--out", type=Path, required=True, help="output folder (cards/, records/, gradebook.csv, summary.json)")
+    a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="judges grading at once (default: cores)")
+    a.add_argument("--roster", type=Path, help="CSV with a 'student' column: a 'missing' row for each who submitted nothing")
+    a.add_argument("--force", action="store_true", help="re-grade students whose file, config and grader are unchanged")
+    a.add_argument("--shard", help="grade only slice K of N (0 <= K < N) by a stable hash of the student id")
+    a.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
+    a.add_argument("--strict", action="store_true", help="refuse to grade unless every isolation layer is active")
+    a.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
+                   help="a bar on a terminal, a line per student otherwise (auto)")
+
+    m = sub.add_parser("merge", help="join grade-all --shard outputs into one gradebook and summary")
+    m.add_argument("dirs", type=Path, nargs="+", help="grade-all output folders")
+    m.add_argument("--out", type=Path, required=True, help="a new folder for the joined output")
+
+    e = sub.add_parser("export", help="write graded cards in another format")
+    e.add_argument("format", choices=EXPORT_FORMATS)
+    e.add_argument("cards", type=Path, nargs="+", help="scorecard JSON files (the student id is the file name)")
+    e.add_argument("--out", type=Path, required=True)
+    e.add_argument("--roster", type=Path, help="canvas: the roster CSV with canvas_id (and sis_user_id...) columns")
+    e.add_argument("--title", help="canvas: the assignment's name in Canvas (default: the card's assignment id)")
     return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return cmd_grade(args)
+    commands = {"grade": cmd_grade, "grade-all": cmd_grade_all, "merge": cmd_merge, "export": cmd_export}
+    return commands[args.command](args)
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -74,6 +113,67 @@ def cmd_grade(args: argparse.Namespace) -> int:
         sys.stdout.write(card.to_json())
     if card.grader_error:
         return _fail(f"internal error: {card.grader_error} (card written to {args.out})", EXIT_INTERNAL)
+    return EXIT_OK
+
+
+def cmd_grade_all(args: argparse.Namespace) -> int:
+    from grader import batch, intake
+    from grader.config import DEFAULT_CONFIG, ConfigError, load_config
+    from grader.progress import Progress
+    from grader.roster import RosterError, read_roster
+
+    try:
+        config_path = args.config or DEFAULT_CONFIG
+        assignment = load_config(config_path).assignment(args.assignment)
+        shard = intake.parse_shard(args.shard) if args.shard else None
+        roster = tuple(read_roster(args.roster)) if args.roster else None
+        options = batch.BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs, roster,
+                                     args.force, shard, args.strict)
+        progress = Progress(bar={"auto": None, "bar": True, "lines": False}[args.progress])
+        result = batch.grade_all(options, assignment, progress)
+    except (ConfigError, RosterError, intake.IntakeError, ValueError) as exc:
+        return _fail(str(exc))
+    except batch.BatchStopped as exc:
+        return _fail(f"stopped: {exc}", exc.exit_code)
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    sys.stderr.write(f"{result.counts.line()}\n")
+    for row in result.rows:
+        if row.status == "error":
+            sys.stderr.write(f"  error: {row.student}: {row.message}\n")
+    sys.stdout.write(f"gradebook: {args.out / 'gradebook.csv'}\n")
+    if result.stopped:
+        return _fail("interrupted; run the same command again to grade the rest", EXIT_STOPPED)
+    return EXIT_INTERNAL if result.counts.grader_errors else EXIT_OK
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    from grader import batch
+
+    try:
+        rows = batch.merge(args.dirs, args.out)
+    except batch.MergeError as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot merge: {exc.strerror or exc}: {exc.filename or ''}")
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    sys.stdout.write(f"merged {len(rows)} students from {len(args.dirs)} folders into {args.out / 'gradebook.csv'}\n")
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from grader import exports
+    from grader.roster import RosterError
+
+    try:
+        exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title)
+    except (exports.ExportError, RosterError) as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
     return EXIT_OK
 
 

@@ -7,13 +7,14 @@ so every card validates against ``schema/scorecard.schema.json``.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-import jsonschema
+import fastjsonschema
 
 from grader.files import write_atomically
 
@@ -95,9 +96,27 @@ def schema() -> dict[str, Any]:
     return json.loads(resources.files("grader.schema").joinpath("scorecard.schema.json").read_text())
 
 
+class InvalidScorecard(ValueError):
+    """Data that does not match ``schema/scorecard.schema.json``."""
+
+
+@functools.cache
+def _validator() -> Callable[[Any], Any]:
+    """The schema compiled to Python once (fastjsonschema, already a dependency of nbformat).
+
+    Every card is validated when written and when read back; jsonschema's
+    interpreter took 4-15 ms a card, this takes ~0.4 ms (measured on a
+    117-check card).
+    """
+    return fastjsonschema.compile(schema())
+
+
 def validate(data: dict[str, Any]) -> None:
-    """Raise jsonschema.ValidationError when ``data`` is not a valid scorecard."""
-    jsonschema.validate(data, schema())
+    """Raise InvalidScorecard, naming the field, when ``data`` is not a valid scorecard."""
+    try:
+        _validator()(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        raise InvalidScorecard(exc.message) from None
 
 
 def to_valid_json(card: Scorecard) -> str:

@@ -1,4 +1,8 @@
-"""Single-head attention as the lesson builds it: weights, causality, scaling, the baseline."""
+"""Single-head attention as the lesson builds it: weights, causality, scaling, the baseline.
+
+PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
+rewriting (active when the project's own tests grade in-process) would append its own.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 Each test is parametrised by the function it checks; the ``exercise`` mark
 on each parameter tells scoring whose points are at stake.
+
+PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
+rewriting (active when the project's own tests grade in-process) would append its own.
 """
 
 from __future__ import annotations

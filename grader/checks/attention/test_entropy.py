@@ -1,4 +1,8 @@
-"""attention_entropy: nats, 0·log 0 = 0, and the two extremes."""
+"""attention_entropy: nats, 0·log 0 = 0, and the two extremes.
+
+PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
+rewriting (active when the project's own tests grade in-process) would append its own.
+"""
 
 from __future__ import annotations
 

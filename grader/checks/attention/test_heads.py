@@ -1,4 +1,8 @@
-"""Splitting channels into heads and merging them back."""
+"""Splitting channels into heads and merging them back.
+
+PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
+rewriting (active when the project's own tests grade in-process) would append its own.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""Scores, scaling and the causal mask, property by property."""
+"""Scores, scaling and the causal mask, property by property.
+
+PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
+rewriting (active when the project's own tests grade in-process) would append its own.
+"""
 
 from __future__ import annotations
 

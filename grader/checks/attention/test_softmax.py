@@ -1,4 +1,8 @@
-"""softmax, written by hand: normalised, stable, exact zeros, along the given dim."""
+"""softmax, written by hand: normalised, stable, exact zeros, along the given dim.
+
+PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
+rewriting (active when the project's own tests grade in-process) would append its own.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,58 @@
+"""A class's results as rows: one per student, whatever happened to them.
+
+A batch (``grader grade-all``) ends every input as a card or an explicit
+row: ``graded`` (a card exists, however badly it did), ``missing`` (on the
+roster, nothing submitted) or ``error`` (two files for one student, an
+unreadable file, the grader itself failed). Rows are plain data; the
+gradebook CSV, Canvas import, summary and ``grader merge`` are views of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from grader.scorecard import Scorecard
+
+ROW_STATUSES = ("graded", "missing", "error")
+
+
+@dataclass(frozen=True)
+class Row:
+    student: str
+    status: str  # one of ROW_STATUSES
+    file: str = ""  # the submission's path relative to the SUBMISSIONS root ('' when missing)
+    sha256: str = ""
+    score: float | None = None  # None unless graded
+    max_score: float | None = None
+    exercises: tuple[tuple[str, float], ...] = ()  # (exercise, points got), in the assignment's order
+    message: str = ""  # why a row is an error or missing
+    card: str = ""  # the card's path relative to the batch folder ('' when none)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["exercises"] = [list(pair) for pair in self.exercises]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Row:
+        values = dict(data)
+        values["exercises"] = tuple((str(e), float(p)) for e, p in values.get("exercises", ()))
+        return cls(**values)
+
+
+def exercise_scores(card: Scorecard) -> tuple[tuple[str, float], ...]:
+    """Points got per exercise, in the order the card lists them."""
+    totals: dict[str, float] = {}
+    for check in card.checks:
+        totals[check.exercise] = round(totals.get(check.exercise, 0.0) + check.score, 6)
+    return tuple(totals.items())
+
+
+def row_from_card(student: str, card: Scorecard, file: str, card_path: str) -> Row:
+    """A graded row, or an error row when the card says the grader itself failed."""
+    if card.grader_error:
+        return Row(student, "error", file, card.submission.sha256, message=f"grader error: {card.grader_error}",
+                   card=card_path)
+    return Row(student, "graded", file, card.submission.sha256, card.score, card.max_score,
+               exercise_scores(card), card=card_path)

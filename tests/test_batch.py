@@ -1,0 +1,386 @@
+"""``grader grade-all`` and ``grader merge``: a class in, a card or an explicit row per student out.
+
+The class used here: a correct submission, two single-bug mutants, a file
+with a syntax error, a notebook, a student with two files, a folder with no
+submission, and a roster student who sent nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader import batch, cli, intake
+from grader.config import load_config
+from grader.gradebook import Row
+from grader.progress import Progress
+from tests.conftest import ROOT
+from tests.corpus_cases import corpus
+
+REFERENCE = (ROOT / "solutions/attention.py").read_text()
+ASSIGNMENT = load_config().assignment("attention")
+
+
+def mutant(name: str) -> str:
+    case = next(c for c in corpus("mutants") if c.path.stem == name)
+    return case.source()
+
+
+def make_class(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "alice").mkdir()
+    (root / "alice" / "attention.py").write_text(REFERENCE)
+    (root / "alice" / "notes.py").write_text("# scratch work, not the submission\n")  # the named file wins
+    (root / "bob.py").write_text(mutant("softmax_dim0"))
+    (root / "carol.py").write_text("def softmax(x):\n    return x +\n")
+    (root / "dave.py").write_text(REFERENCE)
+    (root / "dave.ipynb").write_text("{}")
+    (root / "erin").mkdir()
+    (root / "erin" / "README.txt").write_text("forgot to upload")
+    (root / "gus").mkdir()
+    (root / "gus" / "Submission 1").mkdir()
+    (root / "gus" / "Submission 1" / "my_attention.py").write_text(mutant("bag_of_past_divides_by_T"))
+    (root / "__MACOSX").mkdir()
+    (root / "__MACOSX" / "._alice").write_text("resource fork")
+    return root
+
+
+@pytest.fixture(scope="module")
+def klass(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_class(tmp_path_factory.mktemp("class") / "submissions")
+
+
+@pytest.fixture(scope="module")
+def roster(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("roster") / "students.csv"
+    path.write_text("student,name,canvas_id\nalice,Alice,11\nbob,Bob,12\nfrank,Frank,16\n")
+    return path
+
+
+def run_grade_all(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", *map(str, args)], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def graded(klass: Path, roster: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    out = tmp_path_factory.mktemp("out") / "batch"
+    proc = run_grade_all(klass, "--assignment", "attention", "--out", out, "--jobs", "2", "--roster", roster)
+    return out, proc
+
+
+def gradebook(out: Path) -> list[dict[str, str]]:
+    with (out / "gradebook.csv").open(newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+# ------------------------------------------------------------------ intake: which file is whose
+
+
+def test_each_input_becomes_exactly_one_row_by_the_documented_rule(klass: Path, tmp_path: Path) -> None:
+    entries = {e.student: e for e in intake.discover(klass, "attention.py", tmp_path)}
+    assert sorted(entries) == ["alice", "bob", "carol", "dave", "erin", "gus"]
+    assert entries["alice"].file == "alice/attention.py"
+    assert entries["gus"].file == "gus/Submission 1/my_attention.py"  # the only .py file, at any depth
+    assert entries["bob"].path == klass / "bob.py"
+    assert entries["dave"].path is None and "more than one submission" in entries["dave"].problem
+    assert "dave.ipynb" in entries["dave"].problem and "dave.py" in entries["dave"].problem
+    assert entries["erin"].path is None and "no .py or .ipynb" in entries["erin"].problem
+
+
+def test_a_zip_with_one_top_folder_reads_like_the_folder(klass: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for path in klass.rglob("*"):
+            if path.is_file():
+                z.write(path, Path("Course 101 - Attention") / path.relative_to(klass))
+    from_zip = intake.discover(archive, "attention.py", tmp_path / "unzipped")
+    from_folder = intake.discover(klass, "attention.py", tmp_path / "unused")
+    assert [(e.student, e.file, e.problem) for e in from_zip] == [(e.student, e.file, e.problem) for e in from_folder]
+
+
+def test_a_student_folder_and_a_file_of_the_same_name_are_an_error(tmp_path: Path) -> None:
+    (tmp_path / "zoe").mkdir()
+    (tmp_path / "zoe" / "attention.py").write_text("x = 1\n")
+    (tmp_path / "zoe.py").write_text("x = 2\n")
+    [entry] = intake.discover(tmp_path, "attention.py", tmp_path / "unzip")
+    assert entry.path is None and "zoe.py" in entry.problem and "zoe/attention.py" in entry.problem
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p / "nope", "no such file or folder"),
+    (lambda p: (p / "list.txt").write_text("alice\n") and p / "list.txt", "neither a folder nor a .zip"),
+    (lambda p: (p / "bad.zip").write_bytes(b"PK\x03\x04 truncated") and p / "bad.zip", "neither a folder nor a .zip"),
+])
+def test_unreadable_submissions_give_one_line(tmp_path: Path, make, message: str) -> None:
+    with pytest.raises(intake.IntakeError, match=message):
+        intake.discover(make(tmp_path), "attention.py", tmp_path / "unzip")
+
+
+def test_shards_split_every_student_into_exactly_one_slice() -> None:
+    students = [f"student{i:04d}" for i in range(400)]
+    slices = [[s for s in students if intake.in_shard(s, (k, 3))] for k in range(3)]
+    assert sorted(sum(slices, [])) == students
+    assert all(len(s) > 80 for s in slices)  # a hash, not a split by name order
+
+
+@pytest.mark.parametrize("text", ["3/3", "-1/2", "1", "a/b", "0/0"])
+def test_bad_shards_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="--shard"):
+        intake.parse_shard(text)
+
+
+# ------------------------------------------------------------------ grade-all end to end
+
+
+def test_every_student_ends_as_a_card_or_an_explicit_row(graded: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, proc = graded
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["student"]: r for r in gradebook(out)}
+    assert sorted(rows) == ["alice", "bob", "carol", "dave", "erin", "frank", "gus"]
+    assert {s: r["status"] for s, r in rows.items()} == {
+        "alice": "graded", "bob": "graded", "carol": "graded", "gus": "graded",
+        "dave": "error", "erin": "error", "frank": "missing"}
+    assert float(rows["alice"]["score"]) == float(rows["alice"]["max_score"]) > 0
+    assert float(rows["bob"]["score"]) < float(rows["bob"]["max_score"])
+    assert float(rows["bob"]["softmax"]) < float(rows["alice"]["softmax"])  # the bug's exercise lost points
+    assert float(rows["bob"]["attention_scores"]) == float(rows["alice"]["attention_scores"])
+    assert float(rows["carol"]["score"]) == 0
+    assert rows["frank"]["score"] == "" and rows["frank"]["message"] == "nothing submitted"
+    assert sorted(p.stem for p in (out / "cards").glob("*.json")) == ["alice", "bob", "carol", "gus"]
+    assert "graded 4, unchanged (skipped) 0, errors 2, missing 1" in proc.stderr
+
+
+def test_batch_cards_are_the_cards_grader_grade_writes(graded: tuple[Path, subprocess.CompletedProcess],
+                                                       klass: Path, tmp_path: Path) -> None:
+    out, _ = graded
+    single = tmp_path / "bob.json"
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade", str(klass / "bob.py"), "--assignment",
+                           "attention", "--out", str(single), "--format", "none"], cwd=ROOT, capture_output=True)
+    assert proc.returncode == 0, proc.stderr
+
+    def without_times(text: str) -> str:
+        text = re.sub(r'"graded_at": "[^"]*"', '"graded_at": ""', text)
+        return re.sub(r'"duration_s": [0-9.e-]+', '"duration_s": 0', text)
+
+    assert without_times((out / "cards" / "bob.json").read_text()) == without_times(single.read_text())
+
+
+def test_summary_counts_and_pass_rates(graded: tuple[Path, subprocess.CompletedProcess]) -> None:
+    out, _ = graded
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"] == {"students": 7, "graded": 4, "missing": 1, "error": 2}
+    rows = [r for r in gradebook(out) if r["status"] == "graded"]
+    scores = sorted(float(r["score"]) for r in rows)
+    assert summary["score"]["median"] == pytest.approx((scores[1] + scores[2]) / 2)
+    assert summary["score"]["max"] == scores[-1]
+    rate = summary["checks"]["softmax::test_output_matches_reference"]
+    assert rate == {"passed": 2, "graded": 4, "pass_rate": 0.5}  # bob's softmax is wrong; carol's file cannot run
+    dtypes = summary["checks"]["softmax::test_low_precision_inputs_work"]  # float16 and bfloat16 count as one
+    assert dtypes["graded"] == 4 and dtypes["passed"] == 2
+
+
+def test_a_rerun_skips_what_is_unchanged_and_regrades_what_changed(klass: Path, graded, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(graded[0], out)
+    work = tmp_path / "class"
+    shutil.copytree(klass, work)
+    again = run_grade_all(work, "--assignment", "attention", "--out", out)
+    assert again.returncode == 0, again.stderr
+    assert "graded 0, unchanged (skipped) 4" in again.stderr
+    (work / "bob.py").write_text(REFERENCE)  # bob fixed his softmax
+    fixed = run_grade_all(work, "--assignment", "attention", "--out", out)
+    assert "graded 1, unchanged (skipped) 3" in fixed.stderr
+    rows = {r["student"]: r for r in gradebook(out)}
+    assert rows["bob"]["score"] == rows["bob"]["max_score"]
+    forced = run_grade_all(work, "--assignment", "attention", "--out", out, "--force")
+    assert "graded 4, unchanged (skipped) 0" in forced.stderr
+
+
+def test_a_change_to_the_assignment_config_regrades_everyone(klass: Path, graded, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(graded[0], out)
+    raw = yaml.safe_load((ROOT / "assignments.yaml").read_text())
+    raw["assignments"]["attention"]["exercises"]["softmax"]["checks"]["test_rows_sum_to_one"] = 3
+    config = ROOT / f".test-config-{os.getpid()}.yaml"  # beside the original: its paths are relative to it
+    config.write_text(yaml.safe_dump(raw))
+    try:
+        proc = run_grade_all(klass, "--assignment", "attention", "--out", out, "--config", config)
+    finally:
+        config.unlink()
+    assert "graded 4, unchanged (skipped) 0" in proc.stderr, proc.stderr
+
+
+def test_three_shards_merged_equal_one_unsharded_run(klass: Path, roster: Path, graded, tmp_path: Path) -> None:
+    shards = []
+    for k in range(3):
+        shard = tmp_path / f"shard-{k}"
+        proc = run_grade_all(klass, "--assignment", "attention", "--out", shard, "--shard", f"{k}/3",
+                             "--roster", roster, "--jobs", "1")
+        assert proc.returncode == 0, proc.stderr
+        shards.append(shard)
+    merged = tmp_path / "class"
+    assert cli.main(["merge", *map(str, shards), "--out", str(merged)]) == 0
+    assert (merged / "gradebook.csv").read_text() == (graded[0] / "gradebook.csv").read_text()
+    one = json.loads((graded[0] / "summary.json").read_text())
+    assert json.loads((merged / "summary.json").read_text()) == one
+    assert sorted(p.name for p in (merged / "cards").iterdir()) == sorted(p.name for p in (graded[0] / "cards").iterdir())
+
+
+def test_merge_refuses_shards_graded_differently(graded, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(graded[0], other)
+    manifest = json.loads((other / "batch.json").read_text())
+    manifest["fingerprint"] = "0" * 64
+    (other / "batch.json").write_text(json.dumps(manifest))
+    with pytest.raises(batch.MergeError, match="different assignment, config, checks or grader"):
+        batch.merge([graded[0], other], tmp_path / "merged")
+    with pytest.raises(batch.MergeError, match="not a grade-all output"):
+        batch.merge([graded[0], tmp_path], tmp_path / "merged2")
+    with pytest.raises(batch.MergeError, match="one of the folders"):
+        batch.merge([graded[0]], graded[0])
+
+
+def test_a_student_graded_differently_in_two_shards_becomes_an_error_row(graded, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(graded[0], other)
+    record = other / "records" / "bob.json"
+    data = json.loads(record.read_text())
+    data["row"]["score"] = 1.0
+    record.write_text(json.dumps(data))
+    rows = {r.student: r for r in batch.merge([graded[0], other], tmp_path / "merged")}
+    assert rows["bob"].status == "error" and "graded differently" in rows["bob"].message
+    assert rows["alice"].status == "graded"
+
+
+# ------------------------------------------------------------------ exit codes and bad input
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--jobs", "0"], "must be at least 1"),
+    (["--shard", "2/2"], "0 <= K < N"),
+    (["--roster", "/nonexistent/roster.csv"], "roster.csv"),
+    (["--assignment", "nope"], "unknown assignment"),
+])
+def test_bad_arguments_exit_2_with_one_line(klass: Path, tmp_path: Path, args: list[str], message: str,
+                                            capsys: pytest.CaptureFixture) -> None:
+    options = {"--assignment": "attention", "--out": str(tmp_path / "out"), **dict(zip(args[::2], args[1::2]))}
+    try:
+        code = cli.main(["grade-all", str(klass), *[x for pair in options.items() for x in pair]])
+    except SystemExit as exc:  # argparse's own refusals end here
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_grader_failure_on_the_checks_exits_3_and_the_rows_say_so(klass: Path, tmp_path: Path) -> None:
+    raw = yaml.safe_load((ROOT / "assignments.yaml").read_text())
+    del raw["assignments"]["attention"]["exercises"]["softmax"]["checks"]["test_rows_sum_to_one"]
+    config = ROOT / f".test-config-{os.getpid()}.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    only = tmp_path / "class"
+    only.mkdir()
+    shutil.copy(klass / "bob.py", only / "bob.py")
+    try:
+        proc = run_grade_all(only, "--assignment", "attention", "--out", tmp_path / "out", "--config", config)
+    finally:
+        config.unlink()
+    assert proc.returncode == 3, proc.stderr
+    [row] = gradebook(tmp_path / "out")
+    assert row["status"] == "error" and "grader error" in row["message"] and row["score"] == ""
+
+
+# ------------------------------------------------------------------ interrupted, then resumed
+
+
+def grader_processes(marker: Path) -> list[int]:
+    """Processes whose TMPDIR is ``marker``: the batch, its judges, their servers and children."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if f"TMPDIR={marker}".encode() in (proc / "environ").read_bytes().split(b"\0"):
+                    found.append(int(proc.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_sigint_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(klass: Path, tmp_path: Path) -> None:
+    work = tmp_path / "class"
+    shutil.copytree(klass, work)
+    hang = next(c for c in corpus("hostile") if c.path.stem == "loop_in_softmax")
+    for i in range(4):
+        (work / f"hang{i}.py").write_text(hang.source())
+    out, marker = tmp_path / "out", tmp_path / "tmp"
+    marker.mkdir()
+    env = {**os.environ, "TMPDIR": str(marker)}
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(work), "--assignment", "attention",
+                             "--out", str(out), "--jobs", "2"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 1:
+        time.sleep(0.2)
+    time.sleep(1.0)  # judges are now inside the hanging submissions
+    proc.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - started < 15, "the batch took too long to stop"
+    assert proc.returncode == 130, err
+    assert "interrupted; run the same command again" in err and "Traceback" not in err
+    time.sleep(0.5)
+    assert grader_processes(marker) == [], "processes left behind"
+    assert not list(marker.glob("grader-*")), "sandbox scratch or unpacked submissions left behind"
+    for folder in (out, out / "cards", out / "records"):
+        assert not list(folder.glob(".tmp-*")), "half-written files left"
+    for card in (out / "cards").glob("*.json"):
+        json.loads(card.read_text())
+    done = {r["student"] for r in gradebook(out) if r["status"] == "graded"}
+    assert done and len(done) < 8
+    again = run_grade_all(work, "--assignment", "attention", "--out", out, "--jobs", "2", env=env)
+    assert f"unchanged (skipped) {len(done)}" in again.stderr, again.stderr
+    assert {r["student"] for r in gradebook(out) if r["status"] == "graded"} == done | (
+        {"alice", "bob", "carol", "gus", "hang0", "hang1", "hang2", "hang3"} - done)
+
+
+# ------------------------------------------------------------------ progress
+
+
+def test_progress_prints_lines_when_not_a_terminal(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    with log.open("w") as stream:
+        progress = Progress(stream)
+        progress.start(2, unchanged=1)
+        progress.advance(Row("alice", "graded", score=132.5, max_score=132.5))
+        progress.advance(Row("dave", "error", message="more than one submission"))
+        progress.close()
+    assert log.read_text().splitlines() == [
+        "1 unchanged since the last run (skipped; --force re-grades them)",
+        "grading 2 submissions",
+        "[1/2] alice: 132.5/132.5",
+        "[2/2] dave: error: more than one submission",
+    ]
+
+
+def test_progress_draws_a_bar_on_a_terminal(tmp_path: Path) -> None:
+    log = tmp_path / "log.txt"
+    with log.open("w") as stream:
+        progress = Progress(stream, bar=True)
+        progress.start(2, unchanged=0)
+        progress.advance(Row("alice", "graded", score=1, max_score=1))
+        progress.close()
+    text = log.read_bytes().decode()
+    assert "1/2" in text and "\r" in text and "alice" in text  # a bar redraws its line in place

@@ -1,0 +1,363 @@
+"""Each exporter against the published format it claims: read back, parsed, or schema-checked.
+
+Cards are built from the dataclasses (and checked against the scorecard
+schema), never graded, so no sandbox is needed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from grader import scorecard
+from grader.export import canvas, gradebook_csv, gradescope, junit
+from grader.gradebook import Row
+from grader.roster import RosterEntry, RosterError, read_roster
+from grader.scorecard import CheckResult, Scorecard, SubmissionInfo
+
+DATA = Path(__file__).parent / "data"
+SHA = "ab" * 32
+HOSTILE = "saw <tensor> & \"quotes\" 'too'\x00\x1b[31mred\x1b[0m\x0b\x7f tab\tend\nnext line \ud800 \ufffe"
+HOSTILE_CLEAN = "saw <tensor> & \"quotes\" 'too'[31mred[0m\x7f tab\tend\nnext line  "
+
+
+def check(id: str, exercise: str, status: str, score: float, max_score: float, visibility: str = "visible",
+          message: str = "", duration_s: float = 0.25) -> CheckResult:
+    return CheckResult(id, exercise, status, score, max_score, message, visibility, duration_s)
+
+
+def make_card(checks: list[CheckResult], grader_error: str | None = None, output: str = "",
+              assignment: str = "attention") -> Scorecard:
+    card = Scorecard(assignment=assignment, submission=SubmissionInfo("alice/attention.py", SHA),
+                     score=round(sum(c.score for c in checks), 6), max_score=round(sum(c.max_score for c in checks), 6),
+                     checks=tuple(checks), output=output, grader_error=grader_error,
+                     graded_at="2025-01-01T00:00:00Z", duration_s=3.5)
+    scorecard.validate(card.to_dict())  # the fixtures are cards the grader could have written
+    return card
+
+
+def mixed_card() -> Scorecard:
+    return make_card([
+        check("test_output_matches_reference[softmax]", "softmax", "passed", 2, 2),
+        check("test_rows_sum_to_one", "softmax", "failed", 0, 2, message="rows sum to 2, not 1"),
+        check("test_matches_reference_on_random_shapes", "softmax", "timeout", 0, 1, "hidden", "took over 10 s"),
+        check("test_cuda_matches_cpu[softmax]", "softmax", "skipped", 0, 0, message="no CUDA on this machine"),
+        check("test_row_t_is_mean_of_first_t_plus_1", "bag_of_past", "error", 0, 2, message="ZeroDivisionError"),
+        check("test_cuda_matches_cpu[bag_of_past]", "bag_of_past", "skipped", 0, 1, message="no CUDA (kept)"),
+        check("test_gradients_match_reference[bag_of_past]", "bag_of_past", "passed", 0.5, 0.5, "hidden"),
+    ], output="hello from the student\n")
+
+
+# ---------------------------------------------------------------- roster
+
+def write_bytes(tmp_path: Path, data: bytes, name: str = "roster.csv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def test_roster_reads_known_columns_case_insensitively_and_ignores_the_rest(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, (
+        "\ufeff Student ,NAME,Canvas_ID,Extra,section\r\n"
+        "\r\n"
+        'alice,"Lovelace, Ada",101,x, A \r\n'
+        ",,,,\r\n"
+        "bob,,,y\r\n"
+    ).encode())
+    assert read_roster(path) == [
+        RosterEntry("alice", name="Lovelace, Ada", canvas_id="101", section="A"),
+        RosterEntry("bob"),
+    ]
+
+
+@pytest.mark.parametrize("content, expected", [
+    (None, "cannot read"),
+    (b"student,name\nalice,\xff\xfe\n", "line 2: not UTF-8"),
+    (b"id,name\nalice,Ada\n", "no 'student' column"),
+    (b"student,name\nalice,Ada\n ,Bob\n", "line 3: empty student id"),
+    (b"student\nalice\n\nbob\nalice\n", "lines 2 and 5: student 'alice' appears twice"),
+    (b"", "empty roster"),
+    (b"student,Student\nalice,alice\n", "'student' appears twice"),
+])
+def test_roster_errors_are_one_line_naming_the_file(tmp_path: Path, content: bytes | None, expected: str) -> None:
+    path = tmp_path / "roster.csv" if content is None else write_bytes(tmp_path, content)
+    with pytest.raises(RosterError) as info:
+        read_roster(path)
+    message = str(info.value)
+    assert "\n" not in message and "\r" not in message
+    assert str(path) in message
+    assert expected in message
+
+
+def test_roster_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(RosterError, match="cannot read"):
+        read_roster(tmp_path)
+
+
+def test_roster_error_stays_one_line_for_a_student_id_with_a_newline(tmp_path: Path) -> None:
+    path = write_bytes(tmp_path, b'student\n"a\nb"\n"a\nb"\n')
+    with pytest.raises(RosterError) as info:
+        read_roster(path)
+    assert "\n" not in str(info.value) and "appears twice" in str(info.value)
+
+
+# ---------------------------------------------------------------- gradebook csv
+
+EXERCISES = ["softmax", "bag_of_past"]
+
+
+def gradebook_rows() -> list[Row]:
+    return [
+        Row('o"brien, jr', "graded", 'o"brien, jr/attention.py', SHA, 132.5, 136.5,
+            (("softmax", 12.0), ("bag_of_past", 0.0))),
+        Row("bob", "missing", message="on the roster, nothing submitted"),
+        Row("carol", "error", "carol/attention.py", SHA, message="grader error: worker died"),
+    ]
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict[str, str]]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        return list(reader.fieldnames or []), list(reader)
+
+
+def test_gradebook_csv_header_rows_and_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "gradebook.csv"
+    gradebook_csv.write(gradebook_rows(), EXERCISES, path)
+    header, rows = read_csv(path)
+    assert header == ["student", "file", "sha256", "score", "max_score", "softmax", "bag_of_past", "status", "message"]
+    assert [r["student"] for r in rows] == ['o"brien, jr', "bob", "carol"]
+    graded = rows[0]
+    assert (graded["file"], graded["score"], graded["max_score"]) == ('o"brien, jr/attention.py', "132.5", "136.5")
+    assert (graded["softmax"], graded["bag_of_past"], graded["status"]) == ("12", "0", "graded")
+
+
+@pytest.mark.parametrize("student", ["bob", "carol"])
+def test_gradebook_csv_leaves_score_cells_empty_unless_graded(tmp_path: Path, student: str) -> None:
+    path = tmp_path / "gradebook.csv"
+    gradebook_csv.write(gradebook_rows(), EXERCISES, path)
+    row = next(r for r in read_csv(path)[1] if r["student"] == student)
+    assert [row[c] for c in ("score", "max_score", *EXERCISES)] == ["", "", "", ""]
+    assert row["status"] in ("missing", "error") and row["message"]
+
+
+def test_gradebook_csv_is_rfc4180_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    path = tmp_path / "gradebook.csv"
+    path.write_text("old content that must be replaced whole\n")
+    gradebook_csv.write(gradebook_rows(), EXERCISES, path)
+    data = path.read_bytes()
+    assert data.count(b"\r\n") == 4 and b"\r\r\n" not in data and not data.startswith(b"\xef\xbb\xbf")
+    assert b'"o""brien, jr"' in data
+    assert [p.name for p in tmp_path.iterdir()] == ["gradebook.csv"]
+
+
+def test_gradebook_csv_refuses_an_exercise_named_like_a_fixed_column(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unique"):
+        gradebook_csv.write(gradebook_rows(), ["score"], tmp_path / "g.csv")
+
+
+@pytest.mark.parametrize("value, text", [
+    (132.5, "132.5"), (0.0, "0"), (-0.0, "0"), (12.0, "12"), (100.0, "100"), (1e-06, "0.000001"),
+    (0.1, "0.1"), (None, ""),
+])
+def test_numbers_use_the_shortest_plain_decimal(value: float | None, text: str) -> None:
+    assert gradebook_csv.format_number(value) == text
+
+
+def test_numbers_refuse_nan() -> None:
+    with pytest.raises(ValueError):
+        gradebook_csv.format_number(float("nan"))
+
+
+# ---------------------------------------------------------------- canvas
+
+ROSTER = [
+    RosterEntry('o"brien, jr', name="O'Brien, Pat", canvas_id="101", sis_user_id="S1", sis_login_id="pob",
+                section="Sec A"),
+    RosterEntry("bob", canvas_id="102"),
+    RosterEntry("dave", name="No Canvas Account"),
+    RosterEntry("carol", name="Carol", canvas_id="103"),
+    RosterEntry("erin", name="Erin", canvas_id="104"),  # on the roster, no row at all
+]
+
+
+def read_rows(path: Path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def test_canvas_layout_is_the_documented_import_format(tmp_path: Path) -> None:
+    path = tmp_path / "canvas.csv"
+    canvas.write(gradebook_rows(), ROSTER, "Attention (5501)", 132.5, path)
+    lines = read_rows(path)
+    assert lines[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Attention (5501)"]
+    assert lines[1] == ["Points Possible", "", "", "", "", "132.5"]
+    assert lines[2:] == [
+        ["O'Brien, Pat", "101", "S1", "pob", "Sec A", "132.5"],
+        ["bob", "102", "", "", "", ""],
+        # carol's row is an error: no line, so Canvas keeps whatever grade it holds
+        ["Erin", "104", "", "", "", ""],
+    ]
+
+
+def test_canvas_without_any_canvas_id_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError) as info:
+        canvas.write(gradebook_rows(), [RosterEntry("bob")], "Attention", 132.5, tmp_path / "c.csv")
+    assert "canvas_id" in str(info.value) and "\n" not in str(info.value)
+    assert not (tmp_path / "c.csv").exists()
+
+
+@pytest.mark.parametrize("title", ["", "Section", "Final Score", "Attention Current Grade"])
+def test_canvas_refuses_a_title_canvas_would_not_read_as_an_assignment(tmp_path: Path, title: str) -> None:
+    with pytest.raises(ValueError):
+        canvas.write(gradebook_rows(), ROSTER, title, 10, tmp_path / "c.csv")
+
+
+def test_canvas_refuses_two_rows_for_one_student(tmp_path: Path) -> None:
+    rows = [Row("bob", "missing"), Row("bob", "graded", score=1, max_score=2)]
+    with pytest.raises(ValueError, match="bob"):
+        canvas.write(rows, ROSTER, "Attention", 2, tmp_path / "c.csv")
+
+
+# ---------------------------------------------------------------- junit
+
+def parse_junit(path: Path) -> ET.Element:
+    return ET.parse(path).getroot()  # expat refuses any character XML 1.0 forbids
+
+
+def test_junit_counts_match_the_cards(tmp_path: Path) -> None:
+    card = mixed_card()
+    path = tmp_path / "junit.xml"
+    junit.write([("alice", card), ("bob", make_card([check("t", "softmax", "passed", 1, 1)]))], path)
+    root = parse_junit(path)
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["alice", "bob"]
+    alice = suites[0]
+    statuses = [c.status for c in card.checks]
+    assert alice.get("tests") == str(len(card.checks))
+    assert alice.get("failures") == str(statuses.count("failed"))
+    assert alice.get("errors") == str(statuses.count("error") + statuses.count("timeout"))
+    assert alice.get("skipped") == str(statuses.count("skipped"))
+    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("8", "1", "2", "2")
+    props = {p.get("name"): p.get("value") for p in alice.findall("properties/property")}
+    assert (props["score"], props["max_score"]) == ("2.5", "8.5")
+    cases = alice.findall("testcase")
+    assert [c.get("name") for c in cases] == [c.id for c in card.checks]
+    assert cases[0].get("classname") == "attention.softmax" and list(cases[0]) == []
+    assert cases[1].find("failure").get("message") == "rows sum to 2, not 1"
+    assert cases[2].find("error").get("type") == "timeout"
+    assert cases[4].find("error").get("type") == "error"
+    assert cases[3].find("skipped").get("message") == "no CUDA on this machine"
+
+
+def test_junit_survives_hostile_messages(tmp_path: Path) -> None:
+    card = make_card([check("t[\x1b]", "softmax", "failed", 0, 1, message=HOSTILE)])
+    path = tmp_path / "junit.xml"
+    junit.write([("eve\x00<&>", card)], path)
+    root = parse_junit(path)
+    suite = root.find("testsuite")
+    assert suite.get("name") == "eve<&>"
+    failure = suite.find("testcase/failure")
+    assert failure.get("message") == HOSTILE_CLEAN
+    assert failure.text == HOSTILE_CLEAN
+    assert suite.find("testcase").get("name") == "t[]"
+
+
+def test_junit_marks_a_grader_error_card_as_an_error(tmp_path: Path) -> None:
+    card = make_card([check("t", "softmax", "error", 0, 1, message="not graded: the grader itself failed")],
+                     grader_error="RuntimeError: boom")
+    path = tmp_path / "junit.xml"
+    junit.write([("alice", card)], path)
+    suite = parse_junit(path).find("testsuite")
+    assert suite.get("errors") == "2" and suite.get("tests") == "2"
+    error = suite.find("testcase[@name='grader_error']/error")
+    assert error.get("type") == "grader_error" and "grader itself failed" in error.get("message")
+    assert "RuntimeError: boom" in error.get("message")
+
+
+def test_junitparser_reads_the_report(tmp_path: Path) -> None:
+    from junitparser import Error, Failure, JUnitXml, Skipped
+
+    card = mixed_card()
+    path = tmp_path / "junit.xml"
+    junit.write([("alice", card)], path)
+    report = JUnitXml.fromfile(str(path))
+    (suite,) = list(report)
+    assert (suite.name, suite.tests, suite.failures, suite.errors, suite.skipped) == ("alice", 7, 1, 2, 2)
+    kinds = {case.name: [type(r) for r in case.result] for case in suite}
+    expected = {"passed": [], "failed": [Failure], "error": [Error], "timeout": [Error], "skipped": [Skipped]}
+    assert kinds == {c.id: expected[c.status] for c in card.checks}
+
+
+# ---------------------------------------------------------------- gradescope
+
+def gradescope_schema() -> dict:
+    schema = json.loads((DATA / "gradescope_results.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return schema
+
+
+def test_gradescope_schema_rejects_what_gradescope_does_not_document() -> None:
+    schema = gradescope_schema()
+    for bad in ({"tests": [{"name": "no score anywhere"}]}, {"score": 1, "tests": [{"score": 1, "status": "skipped"}]},
+                {"score": 1, "visibility": "after_publish"}, {"score": 1, "max_score": 2}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
+
+
+@pytest.mark.parametrize("card", [mixed_card(), make_card([check("t", "softmax", "error", 0, 1)], grader_error="x")])
+def test_gradescope_results_validate_against_the_documented_format(tmp_path: Path, card: Scorecard) -> None:
+    path = tmp_path / "results.json"
+    gradescope.write(card, path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    jsonschema.validate(data, gradescope_schema())
+    assert data == gradescope.results(card)
+
+
+def test_gradescope_totals_equal_the_card_with_skipped_checks_dropped_and_kept() -> None:
+    card = mixed_card()
+    data = gradescope.results(card)
+    assert data["score"] == card.score
+    assert sum(t["score"] for t in data["tests"]) == pytest.approx(card.score)
+    assert sum(t["max_score"] for t in data["tests"]) == pytest.approx(card.max_score)
+
+
+def test_gradescope_status_visibility_names_and_numbers() -> None:
+    card = mixed_card()
+    tests = gradescope.results(card)["tests"]
+    assert [t["status"] for t in tests] == ["passed" if c.status == "passed" else "failed" for c in card.checks]
+    assert [t["visibility"] for t in tests] == [
+        {"visible": "visible", "hidden": "after_published"}[c.visibility] for c in card.checks]
+    assert [t["number"] for t in tests] == ["1.1", "1.2", "1.3", "1.4", "2.1", "2.2", "2.3"]
+    assert tests[1]["name"] == "softmax: test_rows_sum_to_one" and tests[1]["output"] == "rows sum to 2, not 1"
+    assert tests[3]["output"].startswith("Skipped, not graded:") and tests[3]["max_score"] == 0
+    assert tests[5]["max_score"] == 1 and tests[5]["score"] == 0
+
+
+def test_gradescope_top_level_output_and_stdout() -> None:
+    data = gradescope.results(mixed_card())
+    assert data["output"].startswith("attention: 2.5 / 8.5 points.")
+    assert data["output"].endswith("hello from the student\n")
+    assert data["stdout_visibility"] == "hidden"
+
+
+def test_gradescope_grader_error_gives_no_grade() -> None:
+    card = make_card([check("t", "softmax", "passed", 1, 1)], grader_error="RuntimeError: boom")
+    data = gradescope.results(card)
+    assert data["score"] == 0
+    assert all(t["score"] == 0 and t["status"] == "failed" for t in data["tests"])
+    assert "grader itself failed" in data["output"] and "no grade was given" in data["output"]
+
+
+def test_gradebook_cells_never_start_a_spreadsheet_formula(tmp_path: Path) -> None:
+    path = tmp_path / "gradebook.csv"
+    gradebook_csv.write([Row('=HYPERLINK("http://x")', "error", "=cmd.py", message="@SUM(1)")], ["softmax"], path)
+    row = next(csv.DictReader(path.open(newline="", encoding="utf-8")))
+    assert row["student"] == "'=HYPERLINK(\"http://x\")"
+    assert row["file"] == "'=cmd.py" and row["message"] == "'@SUM(1)"
