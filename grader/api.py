@@ -73,13 +73,8 @@ class Grader:
         self.server = server if server is not None else WorkerServer()  # started before any secret is loaded
         self.strict = strict
         self.cuda = checking.cuda_available()
-        self._select = select
-        self._judge: checking.Judge | None = None
-
-    def judge(self) -> checking.Judge:
-        if self._judge is None:  # only once a file can be run: a file that cannot never loads the reference
-            self._judge = checking.Judge(self.assignment, self.cuda, self._select)
-        return self._judge
+        # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
+        self._judge = checking.Judge(self.assignment, self.cuda, select)
 
     def grade(self, path: Path) -> Scorecard:
         """Grade one submission file. Raises only for what the CLI reports as exit 2:
@@ -106,7 +101,7 @@ class Grader:
                 worker.ensure_started()
                 env["isolation"] = dict(sorted(worker.layers.items()))
                 _enforce_strict(self.strict, worker.layers)
-                outcomes = self.judge().run(checking.Context(StudentProxy(worker), worker, submission))
+                outcomes = self._judge.run(checking.Context(StudentProxy(worker), worker, submission))
                 worker.close()  # before reading the output, so all of it is in
                 checks = scoring.check_results(outcomes, assignment)
                 return scoring.build_scorecard(assignment, submission, checks, env, output=worker.output_text(),
@@ -121,9 +116,7 @@ class Grader:
 
     def close(self, wait: bool = True) -> None:
         """End the judge's session (``wait=False``: do not wait for a check still running) and the server."""
-        if self._judge is not None:
-            self._judge.close(timeout=30.0 if wait else 1.0)
-            self._judge = None
+        self._judge.close(timeout=30.0 if wait else 1.0)
         if self._own_server:
             self.server.close()
 

@@ -26,6 +26,7 @@ from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.sandbox.proxy import StudentProxy
 from grader.submission import Submission
+from grader.warmup import warm_up_judge
 
 MAX_MESSAGE = 1500
 
@@ -193,7 +194,7 @@ class Judge:
     def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None) -> None:
         # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
         # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
-        torch.set_num_threads(1)
+        torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
         self.plugin = GraderPlugin(load_reference(assignment.reference), assignment, cuda)
         self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
         self._inbox: queue.Queue[Context | None] = queue.Queue()
@@ -220,6 +221,7 @@ class Judge:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        warm_up_judge()  # while the caller waits for the worker server, not during the first submission
         while (context := self._inbox.get()) is not None:
             try:
                 if self._collect_errors:

@@ -183,7 +183,15 @@ def _fail(message: str, code: int = EXIT_CANNOT_GRADE) -> int:
 
 
 def run() -> None:
-    sys.exit(main())
+    """The console entry point: exit without tearing torch's modules down (~0.5 s).
+
+    Everything the command writes is closed and flushed by then, and its
+    worker server has exited; only the interpreter's own clean-up is skipped.
+    """
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

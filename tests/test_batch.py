@@ -247,7 +247,7 @@ def test_merge_refuses_shards_graded_differently(graded, tmp_path: Path) -> None
     (other / "batch.json").write_text(json.dumps(manifest))
     with pytest.raises(batch.MergeError, match="different assignment, config, checks or grader"):
         batch.merge([graded[0], other], tmp_path / "merged")
-    with pytest.raises(batch.MergeError, match="not a grade-all output"):
+    with pytest.raises(batch.MergeError, match="not a finished grade-all output"):
         batch.merge([graded[0], tmp_path], tmp_path / "merged2")
     with pytest.raises(batch.MergeError, match="one of the folders"):
         batch.merge([graded[0]], graded[0])
@@ -350,10 +350,12 @@ def test_sigint_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(kla
         json.loads(card.read_text())
     done = {r["student"] for r in gradebook(out) if r["status"] == "graded"}
     assert done and len(done) < 8
+    assert not (out / "batch.json").exists(), "an unfinished batch must not look finished to merge"
     again = run_grade_all(work, "--assignment", "attention", "--out", out, "--jobs", "2", env=env)
     assert f"unchanged (skipped) {len(done)}" in again.stderr, again.stderr
-    assert {r["student"] for r in gradebook(out) if r["status"] == "graded"} == done | (
-        {"alice", "bob", "carol", "gus", "hang0", "hang1", "hang2", "hang3"} - done)
+    assert {r["student"] for r in gradebook(out) if r["status"] == "graded"} == {
+        "alice", "bob", "carol", "gus", "hang0", "hang1", "hang2", "hang3"}
+    assert (out / "batch.json").exists()
 
 
 # ------------------------------------------------------------------ progress
@@ -384,3 +386,48 @@ def test_progress_draws_a_bar_on_a_terminal(tmp_path: Path) -> None:
         progress.close()
     text = log.read_bytes().decode()
     assert "1/2" in text and "\r" in text and "alice" in text  # a bar redraws its line in place
+
+
+# ------------------------------------------------------------------ grader export, on cards graded earlier
+
+
+def test_export_writes_each_format_from_cards(graded, roster: Path, tmp_path: Path) -> None:
+    out, _ = graded
+    cards = sorted((out / "cards").glob("*.json"))
+    assert cli.main(["export", "gradebook", *map(str, cards), "--out", str(tmp_path / "g.csv")]) == 0
+    with (tmp_path / "g.csv").open(newline="") as f:
+        exported = {r["student"]: r["score"] for r in csv.DictReader(f)}
+    assert exported == {r["student"]: r["score"] for r in gradebook(out) if r["status"] == "graded"}
+    assert cli.main(["export", "junit", *map(str, cards), "--out", str(tmp_path / "j.xml")]) == 0
+    from junitparser import JUnitXml
+    suites = {suite.name: suite for suite in JUnitXml.fromfile(str(tmp_path / "j.xml"))}
+    assert sorted(suites) == ["alice", "bob", "carol", "gus"]
+    assert suites["alice"].failures == 0 and suites["bob"].failures > 0
+    assert cli.main(["export", "gradescope", str(out / "cards" / "bob.json"), "--out", str(tmp_path / "r.json")]) == 0
+    results = json.loads((tmp_path / "r.json").read_text())
+    bob = json.loads((out / "cards" / "bob.json").read_text())
+    assert results["score"] == bob["score"] and sum(t["max_score"] for t in results["tests"]) == bob["max_score"]
+    assert cli.main(["export", "canvas", *map(str, cards), "--roster", str(roster), "--title", "Attention",
+                     "--out", str(tmp_path / "c.csv")]) == 0
+    lines = (tmp_path / "c.csv").read_text().splitlines()
+    assert lines[0] == "Student,ID,SIS User ID,SIS Login ID,Section,Attention"
+    assert lines[2].startswith("Alice,11,") and lines[-1] == "Frank,16,,,,"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gradescope", "{a}", "{b}"], "holds one submission"),
+    (["canvas", "{a}"], "--roster is needed"),
+    (["junit", "{bad}"], "is not a scorecard"),
+    (["junit", "{missing}"], "cannot read"),
+])
+def test_export_refuses_with_one_line(graded, tmp_path: Path, argv: list[str], message: str,
+                                      capsys: pytest.CaptureFixture) -> None:
+    out, _ = graded
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"assignment": "attention"}')
+    paths = {"a": out / "cards" / "alice.json", "b": out / "cards" / "bob.json", "bad": bad,
+             "missing": tmp_path / "nope.json"}
+    code = cli.main(["export", *[a.format(**paths) for a in argv], "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1
+    assert not (tmp_path / "x").exists()

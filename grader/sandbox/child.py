@@ -119,7 +119,16 @@ def _kind(v: Any) -> str:
 
 
 def _seed(seed: int) -> None:
-    torch.manual_seed(seed)
+    """Reset the RNGs before each call, so dropout and friends give the same numbers every grading.
+
+    Not ``torch.manual_seed``: it also queues seeds for CUDA, XPU and MTIA with a
+    formatted stack trace each (~100 us a call, measured: a third of a trivial
+    request). The CPU generator is seeded directly; CUDA only once a request has
+    brought CUDA tensors in (CUDA initialises lazily in the child, never in the server).
+    """
+    torch.default_generator.manual_seed(seed)
+    if torch.cuda.is_initialized():
+        torch.cuda.manual_seed_all(seed)
     random.seed(seed)
 
 

@@ -171,8 +171,9 @@ class SubmissionWorker:
     def _exchange(self, message: dict | None, what: str, cpu_limit: float) -> dict:
         child = self._child
         assert child is not None
-        start_cpu = _cpu_seconds(child.pid)
-        deadline = time.monotonic() + self.limits.call_wall_seconds
+        sent = time.monotonic()
+        deadline = sent + self.limits.call_wall_seconds
+        start_cpu: float | None = None
         try:
             if message is not None:
                 child.sock.settimeout(self.limits.call_wall_seconds)
@@ -181,7 +182,12 @@ class SubmissionWorker:
                 ready, _, _ = select.select([child.sock], [], [], 0.02)
                 if ready:
                     break
-                used = _cpu_seconds(child.pid) - start_cpu
+                # /proc is read only once a reply is slow (most arrive within a millisecond); the
+                # time before that first look counts as CPU time in full, which can only end a call early.
+                now_cpu = _cpu_seconds(child.pid)
+                if start_cpu is None:
+                    start_cpu = now_cpu - (time.monotonic() - sent)
+                used = now_cpu - start_cpu
                 if used > cpu_limit:
                     self._fail(child, StudentTimeout(what, f"{cpu_limit:g} s of CPU time"))
                 if time.monotonic() > deadline:

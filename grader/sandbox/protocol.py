@@ -47,6 +47,7 @@ DTYPES: dict[str, torch.dtype] = {
     "complex128": torch.complex128,
 }
 DTYPE_NAMES = {v: k for k, v in DTYPES.items()}
+DEVICE = re.compile(r"(cpu|meta|cuda)(:\d{1,2})?")
 
 
 class ProtocolError(Exception):
@@ -205,12 +206,15 @@ def _decode_tensor(meta: dict, body: bytes, offsets: list, allow_devices: frozen
         raise ProtocolError("unknown dtype")
     if type(shape) is not list or len(shape) > MAX_NDIM or not all(type(s) is int and s >= 0 for s in shape):
         raise ProtocolError("bad shape")
-    if type(device) is not str or not re.fullmatch(r"(cpu|meta|cuda)(:\d{1,2})?", device) or device.split(":")[0] not in allow_devices:
+    if device != "cpu" and (type(device) is not str or not DEVICE.fullmatch(device)
+                            or device.split(":")[0] not in allow_devices):
         raise ProtocolError(f"device {device!r} not allowed")
+    if device == "cpu" and "cpu" not in allow_devices:
+        raise ProtocolError("device 'cpu' not allowed")
     if type(index) is not int or not 0 <= index < len(offsets):
         raise ProtocolError("bad buffer index")
     numel = math.prod(shape)
-    itemsize = torch.empty((), dtype=dtype).element_size()
+    itemsize = dtype.itemsize
     if numel * itemsize > MAX_TENSOR_BYTES:
         raise ProtocolError("tensor too large")
     start, nbytes = offsets[index]
@@ -226,11 +230,19 @@ def _decode_tensor(meta: dict, body: bytes, offsets: list, allow_devices: frozen
         flat = torch.frombuffer(bytearray(body[start : start + nbytes]), dtype=dtype)
     tensor = flat.reshape(shape)
     stride = meta.get("stride")
-    if _is_dense_layout(shape, stride) and list(tensor.stride()) != stride:
+    if stride != _contiguous_strides(shape) and _is_dense_layout(shape, stride):
         tensor = torch.empty_strided(shape, stride, dtype=dtype).copy_(tensor)
     if device != "cpu":
         tensor = tensor.to(device)
     return tensor
+
+
+def _contiguous_strides(shape: list[int]) -> list[int]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return strides[::-1]
 
 
 def _is_dense_layout(shape: list[int], stride: Any) -> bool:

@@ -14,7 +14,6 @@ and kill the child directly without racing pid reuse.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
 import signal
 import socket
@@ -23,6 +22,7 @@ import sys
 import torch
 
 from grader.sandbox import child, layers, protocol
+from grader.warmup import warm_up_worker
 
 MAX_REQUEST = 1 << 20
 
@@ -30,21 +30,12 @@ MAX_REQUEST = 1 << 20
 def warm_up() -> None:
     """Do, once, the lazy work every child would otherwise repeat.
 
-    ``set_num_threads(1)`` must come before any tensor op: forked children
+    ``set_num_threads(1)`` comes first, before any tensor op: forked children
     of a process that ran a multi-threaded op deadlock on their first
     parallel op (measured here).
     """
-    torch.set_num_threads(1)
-    for name in ("torch.nn.functional", "torch.testing", "torch.special", "math", "fractions"):
-        importlib.import_module(name)
-
-    a = torch.randn(3, 4, 5)
-    (a @ a.transpose(-2, -1)).softmax(-1).sum().item()
-    m = torch.empty(2, 3, 4, device="meta")
-    (m @ m.mT).masked_fill(torch.ones(3, 3, dtype=torch.bool, device="meta"), 0.0)
-    lin = torch.nn.Linear(4, 4)
-    lin(a.new_zeros(2, 4)).sum().backward()
-    protocol.decode(protocol.encode((a, {"x": [1, 2.5, None]})))
+    warm_up_worker()
+    protocol.decode(protocol.encode((torch.zeros(3), {"x": [1, 2.5, None]})))
     layers.python_readable_paths()  # imports what the layers need before any child locks itself down
 
 

@@ -1,0 +1,122 @@
+"""Profile: where the CPU time of one warm grade goes, per process and per stage.
+
+Usage: python bench/profile_grade.py [--files 40] [--cpu 0]
+
+Grades the project's attention alternatives and mutants through one warm
+``api.Grader`` pinned to one core (as a ``grade-all`` judge is) and prints,
+per submission: the judge thread's CPU split into pytest's per-test
+machinery, the checks' own code, and the round trips to the child inside
+them; the sandboxed child's CPU (from /proc, before it is killed); and the
+worker server's (fork, reap). This is how the figures in bench/README.md
+were taken; it instruments by wrapping functions, so it is a bench tool only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grader import api, checking  # noqa: E402
+from grader.sandbox import client  # noqa: E402
+from tests.corpus_cases import corpus  # noqa: E402
+
+spent = {"checks": 0.0, "setup": 0.0, "teardown": 0.0, "judge": 0.0, "exchange": 0.0, "child": 0.0}
+
+
+class Meter:
+    """Thread CPU inside the test functions, their set-up and tear-down."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem):  # noqa: ANN201
+        t = time.thread_time()
+        yield
+        spent["checks"] += time.thread_time() - t
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item):  # noqa: ANN201
+        t = time.thread_time()
+        yield
+        spent["setup"] += time.thread_time() - t
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item):  # noqa: ANN201
+        t = time.thread_time()
+        yield
+        spent["teardown"] += time.thread_time() - t
+
+
+def instrument() -> None:
+    run_items, exchange, kill = checking.Judge._run_items, client.SubmissionWorker._exchange, client.SubmissionWorker._kill
+
+    def session(self: checking.Judge) -> None:
+        self._exit = int(pytest.main(self._args, plugins=[self.plugin, self, Meter()]))
+
+    def timed_run(self, *a):  # noqa: ANN001, ANN202
+        t = time.thread_time()
+        try:
+            return run_items(self, *a)
+        finally:
+            spent["judge"] += time.thread_time() - t
+
+    def timed_exchange(self, *a):  # noqa: ANN001, ANN202
+        t = time.thread_time()
+        try:
+            return exchange(self, *a)
+        finally:
+            spent["exchange"] += time.thread_time() - t
+
+    def measured_kill(self, child):  # noqa: ANN001, ANN202
+        spent["child"] += client._cpu_seconds(child.pid)
+        return kill(self, child)
+
+    checking.Judge._session = session
+    checking.Judge._run_items = timed_run
+    client.SubmissionWorker._exchange = timed_exchange
+    client.SubmissionWorker._kill = measured_kill
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--cpu", type=int, default=0)
+    args = parser.parse_args()
+    os.sched_setaffinity(0, {args.cpu})
+    instrument()
+    cases = [c for kind in ("alternatives", "mutants") for c in corpus(kind) if c.assignment == "attention"]
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [case.write_submission(Path(tmp)) for case in (cases * 4)[: args.files]]
+        with api.Grader("attention") as grader:
+            grader.grade(files[0])  # warm: collection, first fork
+            for key in spent:
+                spent[key] = 0.0
+            started, cpu = time.perf_counter(), time.process_time()
+            for f in files:
+                grader.grade(f)
+            elapsed, judge_process = time.perf_counter() - started, time.process_time() - cpu
+    server = resource.getrusage(resource.RUSAGE_CHILDREN)  # the server (and its children) after it exited
+    n = len(files)
+    per = {k: v / n * 1000 for k, v in spent.items()}
+    machinery = per["judge"] - per["checks"] - per["setup"] - per["teardown"]
+    print(f"{n} warm grades on core {args.cpu}: {elapsed / n * 1000:.0f} ms wall each")
+    print(f"judge process CPU            {judge_process / n * 1000:6.0f} ms")
+    print(f"  judge thread (all checks)  {per['judge']:6.0f} ms")
+    print(f"    pytest per-test machinery {machinery:5.0f} ms")
+    print(f"    fixtures set-up/tear-down {per['setup'] + per['teardown']:5.0f} ms")
+    print(f"    inside the checks         {per['checks']:5.0f} ms, of which round trips to the child {per['exchange']:.0f} ms")
+    print(f"sandboxed child CPU          {per['child']:6.0f} ms")
+    print(f"server + children, whole run {(server.ru_utime + server.ru_stime) * 1000:6.0f} ms "
+          "(includes its start-up: import torch, warm-up)")
+
+
+if __name__ == "__main__":
+    main()
