@@ -20,6 +20,7 @@ import json
 import multiprocessing
 import os
 import queue
+import shutil
 import signal
 import sys
 import tempfile
@@ -164,7 +165,7 @@ def sha256_of(path: Path) -> str:
 # ------------------------------------------------------------------ judges
 
 
-def judge_process(inbox: Any, results: Any, cpu: int | None, assignment_id: str, config_path: str,
+def judge_process(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_id: str, config_path: str,
                   strict: bool) -> None:
     """A judge process's life; ends with ``os._exit``, skipping the teardown of torch (~0.5 s).
 
@@ -172,7 +173,7 @@ def judge_process(inbox: Any, results: Any, cpu: int | None, assignment_id: str,
     """
     code = 0
     try:
-        _judge(inbox, results, cpu, assignment_id, config_path, strict)
+        _judge(inbox, results, cpu, scratch, assignment_id, config_path, strict)
     except SystemExit as exc:  # SIGTERM, after the finally blocks cleaned up
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - a judge's own crash: say why on stderr, the batch records the row
@@ -184,7 +185,8 @@ def judge_process(inbox: Any, results: Any, cpu: int | None, assignment_id: str,
     os._exit(code)
 
 
-def _judge(inbox: Any, results: Any, cpu: int | None, assignment_id: str, config_path: str, strict: bool) -> None:
+def _judge(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_id: str, config_path: str,
+           strict: bool) -> None:
     """One judge: a warm ``api.Grader`` grading the paths it is sent, one at a time.
 
     Runs in its own process (never the one that writes files). SIGINT is the
@@ -200,6 +202,7 @@ def _judge(inbox: Any, results: Any, cpu: int | None, assignment_id: str, config
     """
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
+    tempfile.tempdir = scratch  # sandbox scratch folders go under the batch's own, removed at its end
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -256,6 +259,8 @@ class JudgePool:
         self._ctx = multiprocessing.get_context("spawn")  # a clean interpreter: no inherited state or threads
         self._results = self._ctx.Queue()
         self._args = (assignment.id, str(config_path), strict)
+        # Where the judges' sandbox scratch folders go: removed by ``close`` even after a judge was killed.
+        self._scratch = tempfile.mkdtemp(prefix="grader-batch-")
         limits = assignment.limits
         self._deadline = (limits.submission_wall_seconds + limits.load_cpu_seconds + limits.call_wall_seconds
                           + JOB_GRACE_SECONDS)
@@ -266,7 +271,8 @@ class JudgePool:
 
     def _start(self, slot: int) -> _Judge:
         inbox = self._ctx.SimpleQueue()
-        process = self._ctx.Process(target=judge_process, args=(inbox, self._results, self._cpus[slot], *self._args),
+        process = self._ctx.Process(target=judge_process,
+                                    args=(inbox, self._results, self._cpus[slot], self._scratch, *self._args),
                                     daemon=True)
         # Born with SIGINT/SIGTERM blocked: a Ctrl-C while it boots must not kill it with a traceback.
         mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
@@ -352,6 +358,7 @@ class JudgePool:
             self._stop(judge)
         self._results.close()
         self._results.join_thread()
+        shutil.rmtree(self._scratch, ignore_errors=True)  # a killed judge could not remove its own
 
 
 # ------------------------------------------------------------------ the batch

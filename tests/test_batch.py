@@ -320,7 +320,9 @@ def grader_processes(marker: Path) -> list[int]:
     return found
 
 
-def test_sigint_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(klass: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(klass: Path, tmp_path: Path,
+                                                                               signum: int) -> None:
     work = tmp_path / "class"
     shutil.copytree(klass, work)
     hang = next(c for c in corpus("hostile") if c.path.stem == "loop_in_softmax")
@@ -335,7 +337,7 @@ def test_sigint_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(kla
     while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 1:
         time.sleep(0.2)
     time.sleep(1.0)  # judges are now inside the hanging submissions
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signum)
     started = time.monotonic()
     _, err = proc.communicate(timeout=60)
     assert time.monotonic() - started < 15, "the batch took too long to stop"
@@ -356,6 +358,47 @@ def test_sigint_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(kla
     assert {r["student"] for r in gradebook(out) if r["status"] == "graded"} == {
         "alice", "bob", "carol", "gus", "hang0", "hang1", "hang2", "hang3"}
     assert (out / "batch.json").exists()
+
+
+def judge_pids(batch: int) -> list[int]:
+    """The batch's judge processes: its children running Python's multiprocessing spawn."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if ppid == batch and b"spawn_main" in (proc / "cmdline").read_bytes():
+                    pids.append(int(proc.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return pids
+
+
+def test_a_judge_that_dies_costs_only_its_submission(klass: Path, tmp_path: Path) -> None:
+    work = tmp_path / "class"
+    shutil.copytree(klass, work)
+    hang = next(c for c in corpus("hostile") if c.path.stem == "loop_in_softmax")
+    (work / "hang.py").write_text(hang.source())
+    out, marker = tmp_path / "out", tmp_path / "tmp"
+    marker.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(work), "--assignment", "attention",
+                             "--out", str(out), "--jobs", "2"], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(marker)})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 4:
+        time.sleep(0.2)  # by now one judge is inside hang.py (sorted last), the other idle or finishing
+    time.sleep(1.0)
+    victims = judge_pids(proc.pid)
+    assert victims, "no judge process found"
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)  # as the OOM killer would
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 3, err
+    rows = {r["student"]: r for r in gradebook(out)}
+    assert rows["hang"]["status"] == "error" and "judge process died" in rows["hang"]["message"]
+    assert {s for s, r in rows.items() if r["status"] == "graded"} == {"alice", "bob", "carol", "gus"}
+    assert "Traceback" not in err
+    assert not list(marker.glob("grader-*")), "the killed judge's sandbox scratch was left behind"
 
 
 # ------------------------------------------------------------------ progress
