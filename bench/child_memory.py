@@ -1,23 +1,47 @@
 """Measure the sandboxed child's address space (VmPeak) and resident memory while grading the reference.
 
 Sizes the RLIMIT_AS default (memory_mib): run `python bench/child_memory.py`.
+Reads the child's /proc status after its file is loaded and again just before
+it is killed at the end of the grading (by wrapping two SubmissionWorker methods).
 """
-import pathlib, tempfile
-from grader import checking
-from grader.sandbox.client import WorkerServer, SubmissionWorker
-from grader.sandbox.proxy import StudentProxy
-from grader.config import load_config
-from grader.submission import load_submission
-a = load_config().assignment('attention')
-sub = load_submission(pathlib.Path('solutions/attention.py'))
-with WorkerServer() as s:
-    w = SubmissionWorker(s, sub.source, sub.filename, a.limits, pathlib.Path(tempfile.mkdtemp()))
-    w.ensure_started()
-    pid = w._child.pid
-    def vm():
-        return {l.split(':')[0]: l.split(':')[1].strip() for l in open(f'/proc/{pid}/status') if l.startswith(('VmPeak','VmHWM','VmSize','VmRSS'))}
-    print('after load', vm())
-    plugin = checking.GraderPlugin(StudentProxy(w), w, checking.load_reference(a.reference), sub, a, False)
-    checking.run_checks(plugin, a)
-    print('after all checks', vm())
-    w.close()
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grader import api  # noqa: E402
+from grader.sandbox import client  # noqa: E402
+
+FIELDS = ("VmPeak", "VmHWM", "VmSize", "VmRSS")
+
+
+def status(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return {k: v.strip() for k, _, v in (line.partition(":") for line in lines) if k in FIELDS}
+
+
+def main() -> None:
+    start, kill = client.SubmissionWorker._start, client.SubmissionWorker._kill
+
+    def measured_start(self: client.SubmissionWorker) -> None:
+        start(self)
+        if self._child is not None:
+            print("after load      ", status(self._child.pid))
+
+    def measured_kill(self: client.SubmissionWorker, child: client.Child) -> int | None:
+        print("after all checks", status(child.pid))
+        return kill(self, child)
+
+    client.SubmissionWorker._start = measured_start
+    client.SubmissionWorker._kill = measured_kill
+    with api.Grader("attention") as grader:
+        card = grader.grade(ROOT / "solutions/attention.py")
+    print(f"score {card.score:g}/{card.max_score:g}")
+
+
+if __name__ == "__main__":
+    main()

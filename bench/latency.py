@@ -2,7 +2,7 @@
 
 Usage: python bench/latency.py [--repeat 3]
 Prints, for the reference solution: the cold CLI (`grader grade`, which
-starts its own warm server), one grade through an already-warm server, and
+starts its own warm server), one grade through an already-warm server and judge, and
 the per-submission start latency of a sandboxed child (fork + layers +
 load), each next to a fresh `import torch` measured in the same run.
 """
@@ -40,10 +40,12 @@ def main() -> None:
     source = (ROOT / "solutions/attention.py").read_text()
     with WorkerServer() as server:
         warm, starts = [], []
-        for _ in range(n):
-            t = time.perf_counter()
-            api.grade(ROOT / "solutions/attention.py", "attention", server=server)
-            warm.append(time.perf_counter() - t)
+        with api.Grader("attention", server=server) as grader:  # warm server and warm judge, as grade-all's
+            grader.grade(ROOT / "solutions/attention.py")
+            for _ in range(n):
+                t = time.perf_counter()
+                grader.grade(ROOT / "solutions/attention.py")
+                warm.append(time.perf_counter() - t)
         with tempfile.TemporaryDirectory() as scratch:
             for _ in range(10 * n):
                 t = time.perf_counter()
@@ -55,7 +57,7 @@ def main() -> None:
     rows = [
         ("python -c 'import torch'", base),
         ("grader grade (cold CLI, reference)", statistics.median(cli)),
-        ("grade via warm server (reference)", statistics.median(warm)),
+        ("grade via warm server and judge (reference)", statistics.median(warm)),
         ("sandboxed child start (fork+layers+load)", statistics.median(starts)),
     ]
     for name, seconds in rows:
