@@ -18,7 +18,7 @@ import fastjsonschema
 
 from grader.files import write_atomically
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"  # 1.1: the optional `notebook` section
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 
@@ -50,6 +50,26 @@ class Flag:
 
 
 @dataclass(frozen=True)
+class CellNote:
+    """A notebook statement or cell that was not run when grading, and why."""
+
+    cell: int  # numbered from 1 over all cells, markdown included
+    line: int  # the line in that cell
+    code: str  # its first line, clipped
+    reason: str
+
+
+@dataclass(frozen=True)
+class NotebookReport:
+    """What of a notebook counted: every statement left out and every cell that failed."""
+
+    cells: int
+    code_cells: int
+    dropped: tuple[CellNote, ...] = ()
+    failed: tuple[CellNote, ...] = ()
+
+
+@dataclass(frozen=True)
 class Scorecard:
     assignment: str
     submission: SubmissionInfo
@@ -60,14 +80,16 @@ class Scorecard:
     flags: tuple[Flag, ...] = ()
     output: str = ""
     grader_error: str | None = None
+    notebook: NotebookReport | None = None  # only for .ipynb submissions
     graded_at: str = ""
     duration_s: float = 0.0
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = json.loads(json.dumps(asdict(self)))  # tuples -> lists: JSON-native, schema-checkable
-        if data["grader_error"] is None:
-            del data["grader_error"]
+        for optional in ("grader_error", "notebook"):
+            if data[optional] is None:
+                del data[optional]
         return data
 
     def to_json(self) -> str:
@@ -86,10 +108,18 @@ class Scorecard:
             flags=tuple(Flag(**f) for f in data.get("flags", [])),
             output=data.get("output", ""),
             grader_error=data.get("grader_error"),
+            notebook=_notebook(data.get("notebook")),
             graded_at=data.get("graded_at", ""),
             duration_s=data.get("duration_s", 0.0),
             schema_version=data["schema_version"],
         )
+
+
+def _notebook(data: dict[str, Any] | None) -> NotebookReport | None:
+    if data is None:
+        return None
+    return NotebookReport(data["cells"], data["code_cells"], tuple(CellNote(**n) for n in data["dropped"]),
+                          tuple(CellNote(**n) for n in data["failed"]))
 
 
 def schema() -> dict[str, Any]:

@@ -77,6 +77,7 @@ def build_scorecard(assignment: AssignmentConfig, submission: Submission, checks
         flags=flags,
         output=output,
         grader_error=grader_error,
+        notebook=submission.notebook,
         graded_at=graded_at,
         duration_s=round(duration_s, 3),
     )

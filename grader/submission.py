@@ -1,6 +1,7 @@
 """Stage 1: read a submission and learn what we can without running it.
 
-Bytes become source text (a notebook's code cells, top to bottom); the AST
+Bytes become source text (for a notebook, its definitions, cell by cell, by
+the rule in ``notebook.py``); the AST
 then tells which contract names are defined, which are still the stub, and
 which forbidden calls appear. Nothing here executes student code: forbidden
 calls are found by reading, so a submission cannot hide them by behaving
@@ -11,9 +12,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader import notebook
+from grader.scorecard import NotebookReport
 
 MAX_SUBMISSION_BYTES = 5 * 1024 * 1024
 
@@ -43,6 +46,7 @@ class Submission:
     stubs: frozenset[str] = frozenset()
     flags: tuple[Finding, ...] = ()
     tree: ast.Module | None = field(default=None, compare=False, repr=False)
+    notebook: NotebookReport | None = None  # for a notebook: what was left out, and why
 
     def attempted(self, name: str) -> bool:
         return name in self.defined and name not in self.stubs
@@ -63,9 +67,12 @@ def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) 
     except UnicodeDecodeError as exc:
         return Submission(**base, source="", problem=f"the file is not UTF-8 text (bad byte at offset {exc.start})")
     if path.suffix == ".ipynb":
-        text, problem = notebook_source(text)
-        if problem:
-            return Submission(**base, source="", problem=problem)
+        try:
+            text, base["notebook"] = notebook.extract(text)
+        except notebook.NotebookError as exc:
+            return Submission(**base, source="", problem=str(exc))
+        if not text.strip():
+            return Submission(**base, source=text, problem="the notebook defines nothing that can be graded")
     if not text.strip():
         return Submission(**base, source=text, problem="the file is empty")
     try:
@@ -88,26 +95,6 @@ def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) 
         flags=tuple(find_names(tree, flagged_calls)),
         tree=tree,
     )
-
-
-def notebook_source(text: str) -> tuple[str, str | None]:
-    """A notebook's code cells joined top to bottom; IPython magics and shell lines dropped."""
-    import nbformat
-
-    try:
-        nb = nbformat.reads(text, as_version=4)
-    except (json.JSONDecodeError, nbformat.reader.NotJSONError, ValueError, KeyError, AttributeError) as exc:
-        return "", f"the notebook cannot be read: {str(exc)[:200]}"
-    cells = []
-    for cell in nb.cells:
-        if cell.get("cell_type") != "code":
-            continue
-        lines = [
-            ("# " + line) if line.lstrip().startswith(("%", "!")) else line
-            for line in str(cell.get("source", "")).splitlines()
-        ]
-        cells.append("\n".join(lines))
-    return "\n\n".join(cells) + "\n", None
 
 
 def defined_names(tree: ast.Module) -> tuple[set[str], set[str]]:

@@ -28,5 +28,22 @@ def render(card: Scorecard, width: int = 100, show_passed: bool = True) -> str:
             lines += textwrap.wrap(c.message, width - 8, initial_indent="        ", subsequent_indent="        ")
     for f in card.flags:
         lines.append(f"\nFLAG line {f.line}: {f.message}")
+    if card.notebook is not None:
+        lines += _notebook(card, width)
     lines.append(f"\nscore: {card.score:g} / {card.max_score:g}")
     return "\n".join(lines) + "\n"
+
+
+def _notebook(card: Scorecard, width: int) -> list[str]:
+    """What of the notebook did not count, cell by cell, so a student sees why."""
+    nb = card.notebook
+    assert nb is not None
+    lines = [f"\nNOTEBOOK: {nb.cells} cells, {nb.code_cells} with code; {len(nb.failed)} cells not run, "
+             f"{len(nb.dropped)} statements not run when grading"]
+    for note in nb.failed:
+        lines += textwrap.wrap(f"cell {note.cell}, line {note.line}: {note.reason} ({note.code})", width - 2,
+                               initial_indent="  FAILED ", subsequent_indent="         ")
+    for note in nb.dropped:
+        lines += textwrap.wrap(f"cell {note.cell}, line {note.line}: `{note.code}` - {note.reason}", width - 2,
+                               initial_indent="  skipped ", subsequent_indent="          ")
+    return lines
