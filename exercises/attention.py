@@ -7,23 +7,22 @@ inputs, never modify its inputs in place, and stay differentiable. Use
 plain tensor operations: ``torch.softmax``, ``F.softmax`` and
 ``log_softmax`` are off limits in ``softmax``.
 
-Worked example from the lesson: in "fluffy blue cat", which earlier words
-should *cat* listen to? Hand-set 2-D query, keys and values; once your
-functions work, this runs (``python -m doctest -v attention.py``):
+Worked example from the lesson, three tokens "fluffy blue cat" with d = 2:
+each token looks back at itself and the words before it. Once your functions
+work, this runs (``python -m doctest -v attention.py``):
 
 >>> import torch
->>> q_cat = torch.tensor([[1., 1.]])                      # (1, d=2)
->>> k = torch.tensor([[1., 1.], [1., 1.], [0., 0.]])      # fluffy, blue, cat
->>> v = torch.tensor([[2., 1.], [1., 2.], [1., 1.]])      # (S=3, d_v=2)
->>> s = attention_scores(q_cat, k)
->>> s.tolist()
-[[2.0, 2.0, 0.0]]
->>> w = softmax(scale_scores(s, 2))
->>> [round(x, 3) for x in w[0].tolist()]
-[0.446, 0.446, 0.108]
->>> new_cat = mix_values(w, v)
->>> [round(x, 3) for x in new_cat[0].tolist()]
-[1.446, 1.446]
+>>> q = torch.tensor([[0., 1.], [0., 1.], [2., 0.]])   # queries: fluffy, blue, cat
+>>> k = torch.tensor([[1., 0.], [1., 0.], [0., 1.]])   # keys
+>>> v = torch.tensor([[3., 0.], [0., 3.], [1., 1.]])   # values
+>>> s = scale_scores(attention_scores(q, k), 2)
+>>> [round(x, 3) for x in s[2].tolist()]              # cat's scores, divided by sqrt(2)
+[1.414, 1.414, 0.0]
+>>> w = softmax(apply_mask(s, causal_mask(3)))
+>>> [[round(x, 3) for x in row] for row in w.tolist()]
+[[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.446, 0.446, 0.108]]
+>>> [[round(x, 3) for x in row] for row in mix_values(w, v).tolist()]
+[[3.0, 0.0], [1.5, 1.5], [1.446, 1.446]]
 """
 
 import math

@@ -89,3 +89,14 @@ def test_scorecard_json_round_trips(grade):
 
     card = grade(ROOT / "examples/attention.py")
     assert Scorecard.from_dict(card.to_dict()) == card
+
+
+def test_the_worked_example_is_a_check_that_names_the_row_a_student_gets_wrong(grade):
+    reference = (ROOT / "solutions/attention.py").read_text()
+    assert reference.count("    scale: bool = True,\n") == 1
+    unscaled = reference.replace("    scale: bool = True,\n", "    scale: bool = False,\n")  # forgets to scale
+    check = next(c for c in grade(unscaled).checks if c.id == "test_worked_example_fluffy_blue_cat")
+    assert check.status == "failed" and check.visibility == "visible"
+    assert "cat should attend [0.446, 0.446, 0.108]" in check.message and "divide by sqrt(2)" in check.message
+    passed = next(c for c in grade(reference).checks if c.id == "test_worked_example_fluffy_blue_cat")
+    assert passed.status == "passed" and passed.score == 2

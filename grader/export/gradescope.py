@@ -8,7 +8,7 @@ Mapping, and why:
 
 * Top-level ``score`` is the card's score: Gradescope takes it over the sum of
   the tests. Gradescope has no top-level maximum - the assignment's points are
-  set in Gradescope (132.5 for ``attention`` without CUDA).
+  set in Gradescope (134.5 for ``attention`` without CUDA).
 * One test per check, in card order. ``name`` = ``"<exercise>: <check id>"``;
   ``number`` = ``"E.C"`` - E the exercise's position among the card's
   exercises, C the check's position within its exercise, both from 1 - so the

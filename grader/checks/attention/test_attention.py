@@ -21,6 +21,15 @@ def _attend(student, q, k, v, **kw):
     return out, w
 
 
+# The chapter's worked example, small enough to check by hand (also in the stub's docstring).
+TOKENS = ("fluffy", "blue", "cat")
+WORKED_Q = [[0.0, 1.0], [0.0, 1.0], [2.0, 0.0]]
+WORKED_K = [[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]
+WORKED_V = [[3.0, 0.0], [0.0, 3.0], [1.0, 1.0]]
+WORKED_WEIGHTS = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.446, 0.446, 0.108]]
+WORKED_OUT = [[3.0, 0.0], [1.5, 1.5], [1.446, 1.446]]
+
+
 def _entropy(w):
     """Mean entropy (nats) of rows 1.. computed here in the judge; row 0 always has one choice."""
     p = w[..., 1:, :].double()
@@ -150,3 +159,22 @@ def test_mix_is_weighted_sum_of_values(student):
     got = h.as_tensor(student.mix_values(w, v), "`mix_values`")
     h.expect_shape(got, (T, DV), "`mix_values` for weights 5x7 and v 7x6", "out = weights @ v: (T, S) @ (S, d_v) -> (T, d_v)")
     h.expect_close(got, w.double() @ v.double(), "`mix_values`", torch.float32)
+
+
+@pytest.mark.exercise("attention")
+def test_worked_example_fluffy_blue_cat(student):
+    q, k, v = (torch.tensor(x) for x in (WORKED_Q, WORKED_K, WORKED_V))
+    out, w = _attend(student, q, k, v)
+    for t, token in enumerate(TOKENS):
+        got = [round(x, 3) for x in w[t].double().tolist()]
+        assert torch.allclose(w[t].double(), torch.tensor(WORKED_WEIGHTS[t], dtype=torch.float64), atol=1e-3), (
+            f"on the chapter's worked example (fluffy, blue, cat; d=2, causal, scaled by sqrt(2)) {token} should "
+            f"attend {WORKED_WEIGHTS[t]} but `attention` gives {got}. Work row {t} by hand: dot products q·k, "
+            "divide by sqrt(2), set the future to -inf, then softmax."
+        )
+    for t, token in enumerate(TOKENS):
+        got = [round(x, 3) for x in out[t].double().tolist()]
+        assert torch.allclose(out[t].double(), torch.tensor(WORKED_OUT[t], dtype=torch.float64), atol=1e-3), (
+            f"on the chapter's worked example the new vector of {token} should be {WORKED_OUT[t]} but `attention` "
+            f"gives {got}: the weights are right, so mix the values with them (weights @ v)."
+        )
