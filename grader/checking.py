@@ -195,7 +195,14 @@ class Judge:
         # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
         # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
         torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
-        self.plugin = GraderPlugin(load_reference(assignment.reference), assignment, cuda)
+        self._broken: ChecksBroken | None = None
+        try:
+            reference = load_reference(assignment.reference)
+        except Exception as exc:  # noqa: BLE001 - a broken reference is the grader's failure: every card says so
+            self._broken = ChecksBroken(f"the reference {assignment.reference.name} cannot be loaded: "
+                                        f"{type(exc).__name__}: {exc}")
+            reference = ModuleType("unloadable_reference")
+        self.plugin = GraderPlugin(reference, assignment, cuda)
         self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
         self._inbox: queue.Queue[Context | None] = queue.Queue()
         self._outbox: queue.Queue[list[Outcome] | BaseException] = queue.Queue()
@@ -204,7 +211,8 @@ class Judge:
         self._outcomes: list[Outcome] = []
         self._exit: int | None = None
         self._thread = threading.Thread(target=self._session, name="judge", daemon=True)
-        self._thread.start()
+        if self._broken is None:
+            self._thread.start()
 
     def _session(self) -> None:
         self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
@@ -251,6 +259,8 @@ class Judge:
 
     def run(self, context: Context) -> list[Outcome]:
         """Run every hidden check against ``context``; one Outcome per test."""
+        if self._broken is not None:
+            raise self._broken
         if not self._thread.is_alive():
             raise self._dead()
         self._inbox.put(context)

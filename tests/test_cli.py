@@ -123,3 +123,21 @@ def test_refuses_to_grade_when_the_checks_are_readable_from_the_sandbox(tmp_path
     inside = Path(layers.python_readable_paths()[-1]) / "solutions" / "attention.py"
     with pytest.raises(api.SecretsExposed, match="readable from the sandbox"):
         api.assert_secrets_unreadable(dataclasses.replace(assignment, reference=inside), ROOT / "assignments.yaml")
+
+
+def test_a_reference_that_cannot_load_gives_a_marked_card_and_exit_3(tmp_path, capsys):
+    import yaml
+
+    broken = tmp_path / "reference.py"
+    broken.write_text("def softmax(:\n")
+    raw = yaml.safe_load((ROOT / "assignments.yaml").read_text())
+    raw["assignments"]["attention"]["reference"] = str(broken)  # absolute: wins over the config's folder
+    config = tmp_path / "assignments.yaml"
+    config.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "card.json"
+    code = cli.main(["grade", str(ROOT / "solutions/attention.py"), "--assignment", "attention", "--out", str(out),
+                     "--format", "none", "--config", str(config)])
+    assert code == 3
+    card = json.loads(out.read_text())
+    assert "reference.py cannot be loaded" in card["grader_error"] and card["score"] == 0
+    assert capsys.readouterr().err.count("\n") == 1
