@@ -20,12 +20,13 @@ from typing import Any
 import torch
 
 from grader import checking, scoring
-from grader.config import DEFAULT_CONFIG, AssignmentConfig, load_config
+from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
 from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
 from grader.sandbox.proxy import StudentProxy
 from grader.scorecard import Scorecard
 from grader.submission import Submission, load_submission
+from grader.tape import Recorder
 from grader.version import __version__
 
 
@@ -43,6 +44,8 @@ def assert_secrets_unreadable(assignment: AssignmentConfig, config_path: Path) -
     The child may read the Python installation (site-packages included), so a
     non-editable install that copied ``grader/checks`` there would expose them.
     """
+    if assignment.is_kit:
+        return  # a student kit holds only what students may see: the visible checks and their values
     readable = [Path(p).resolve() for p in layers.python_readable_paths()]
     for secret in (assignment.checks_dir, assignment.reference, config_path):
         path = Path(secret).resolve()
@@ -65,16 +68,25 @@ class Grader:
     """
 
     def __init__(self, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
-                 server: WorkerServer | None = None, strict: bool = False, select: str | None = None) -> None:
-        """Raises ConfigError or SecretsExposed (the CLI's exit 2) before anything starts."""
-        self.assignment = load_config(config_path).assignment(assignment_id)
+                 server: WorkerServer | None = None, strict: bool = False, select: str | None = None,
+                 visible_only: bool = False, recorder: Recorder | None = None) -> None:
+        """Raises ConfigError or SecretsExposed (the CLI's exit 2) before anything starts.
+
+        ``visible_only``: run only the checks students may see (``grader check``);
+        ``recorder``: record the reference's answers in those checks (``grader release``).
+        """
+        assignment = load_config(config_path).assignment(assignment_id)
+        if assignment.is_kit and not visible_only:
+            raise ConfigError("this is the student kit: it has only the visible checks, so it cannot grade; "
+                              "run `grader check FILE` (your work is graded with every check when you submit it)")
+        self.assignment = assignment.visible_part() if visible_only else assignment
         assert_secrets_unreadable(self.assignment, config_path)
         self._own_server = server is None
         self.server = server if server is not None else WorkerServer()  # started before any secret is loaded
         self.strict = strict
         self.cuda = checking.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
-        self._judge = checking.Judge(self.assignment, self.cuda, select)
+        self._judge = checking.Judge(self.assignment, self.cuda, select, visible_only=visible_only, recorder=recorder)
 
     def grade(self, path: Path) -> Scorecard:
         """Grade one submission file. Raises only for what the CLI reports as exit 2:
@@ -113,6 +125,12 @@ class Grader:
         finally:
             if worker is not None:
                 worker.close()
+
+    @property
+    def hidden_checks(self) -> int:
+        """How many checks this grader leaves out (``visible_only``), known after the first grade;
+        in a student kit, the count the release recorded."""
+        return self.assignment.hidden_checks + self._judge.deselected
 
     def close(self, wait: bool = True) -> None:
         """End the judge's session (``wait=False``: do not wait for a check still running) and the server."""

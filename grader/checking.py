@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 import torch
@@ -26,6 +26,7 @@ from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.sandbox.proxy import StudentProxy
 from grader.submission import Submission
+from grader.tape import Recorder, Tape, TapeMiss
 from grader.warmup import warm_up_judge
 
 MAX_MESSAGE = 1500
@@ -67,6 +68,23 @@ class Context:
     submission: Submission
 
 
+ReferenceFor = Callable[[str], Any]  # check id -> what its ``reference`` fixture hands it
+
+
+def reference_source(assignment: AssignmentConfig, recorder: Recorder | None = None) -> ReferenceFor:
+    """Where the checks' expected values come from: the reference module, a recording of it
+    (``grader release``) or, in a student kit, the recorded values (``grader.tape``)."""
+    if assignment.reference is None:
+        if assignment.expected is None:
+            raise ChecksBroken(f"assignment {assignment.id!r} has neither a reference nor recorded expected values")
+        return Tape.load(assignment.expected).for_check
+    module = load_reference(assignment.reference)
+    if recorder is not None:
+        recorder.module = module
+        return recorder.for_check
+    return lambda check_id: module
+
+
 class GraderPlugin:
     """Fixtures for the checks and a verdict for every test.
 
@@ -74,7 +92,7 @@ class GraderPlugin:
     life; ``context`` is swapped for every submission.
     """
 
-    def __init__(self, reference: ModuleType, assignment: AssignmentConfig, cuda: bool) -> None:
+    def __init__(self, reference: ReferenceFor, assignment: AssignmentConfig, cuda: bool) -> None:
         self._reference = reference
         self._assignment = assignment
         self._cuda = cuda
@@ -90,8 +108,8 @@ class GraderPlugin:
         return self._now().student
 
     @pytest.fixture
-    def reference(self) -> ModuleType:
-        return self._reference
+    def reference(self, request: pytest.FixtureRequest) -> Any:
+        return self._reference(request.node.nodeid)
 
     @pytest.fixture
     def submission(self) -> Submission:
@@ -155,6 +173,8 @@ def _verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> d
         return {"status": exc.status, "message": _clip(exc.student_message())}
     if isinstance(exc, AssertionError):
         return {"status": "failed", "message": _clip(str(exc).strip() or "the check failed")}
+    if isinstance(exc, TapeMiss):
+        return {"status": "error", "message": _clip(f"the grader could not run this check: {exc}")}
     # A bug in a check itself, not in the submission: no points, and say so.
     return {"status": "error", "message": _clip(f"internal check error ({type(exc).__name__}: {exc}); please report this")}
 
@@ -191,18 +211,26 @@ class Judge:
     records from pytest's own reports (``pytest_runtest_logreport``).
     """
 
-    def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None) -> None:
+    def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None, *,
+                 visible_only: bool = False, recorder: Recorder | None = None) -> None:
+        """``visible_only``: deselect every test the assignment does not configure (``grader check``
+        hands in the visible part of the config); ``recorder``: record the reference's answers."""
         # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
         # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
         torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
         self._broken: ChecksBroken | None = None
+        reference: ReferenceFor = lambda check_id: ModuleType("unloadable_reference")  # noqa: E731
         try:
-            reference = load_reference(assignment.reference)
+            reference = reference_source(assignment, recorder)
+        except ChecksBroken as exc:
+            self._broken = exc
         except Exception as exc:  # noqa: BLE001 - a broken reference is the grader's failure: every card says so
-            self._broken = ChecksBroken(f"the reference {assignment.reference.name} cannot be loaded: "
-                                        f"{type(exc).__name__}: {exc}")
-            reference = ModuleType("unloadable_reference")
+            source = assignment.reference or assignment.expected
+            self._broken = ChecksBroken(f"the {'reference' if assignment.reference else 'recorded values'} "
+                                        f"{source.name if source else ''} cannot be loaded: {type(exc).__name__}: {exc}")
         self.plugin = GraderPlugin(reference, assignment, cuda)
+        self._assignment, self._visible_only = assignment, visible_only
+        self.deselected = 0  # checks left out by ``visible_only``, known once collected
         self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
         self._inbox: queue.Queue[Context | None] = queue.Queue()
         self._outbox: queue.Queue[list[Outcome] | BaseException] = queue.Queue()
@@ -222,6 +250,20 @@ class Judge:
         # Verdicts come from the exception objects: formatting tracebacks would only cost time.
         # (``--tb`` belongs to the terminal reporter, which the judge does not load.)
         config.option.tbstyle = "no"
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not self._visible_only:
+            return
+        keep, drop = [], []
+        for item in items:
+            marker = item.get_closest_marker("exercise")
+            name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+            configured = self._assignment.check(marker.args[0] if marker else "", name) is not None
+            (keep if configured else drop).append(item)
+        self.deselected = len(drop)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:

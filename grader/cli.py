@@ -1,6 +1,7 @@
 """Command line: a thin layer over ``grader.api`` and ``grader.batch``, and the only place that exits.
 
-Exit codes: 0 graded (however badly the submission did); 2 the grader could
+Exit codes: 0 graded (however badly the submission did; ``check``: every
+visible check passed); 1 ``check`` only: some visible check failed; 2 the grader could
 not grade (bad arguments, unknown assignment, unreadable file, bad config,
 ``--strict`` refused); 3 the grader's own internal error (a card with
 ``grader_error`` is still written when possible; ``grade-all``: on some
@@ -51,6 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
                    help="a bar on a terminal, a line per student otherwise (auto)")
 
+    c = sub.add_parser("check", help="students: run the visible checks on your .py or .ipynb file")
+    c.add_argument("submission", type=Path)
+    c.add_argument("--assignment", help="assignment id (default: the one whose file has this file's name)")
+    c.add_argument("--watch", action="store_true", help="check again every time the file is saved (Ctrl-C stops)")
+    c.add_argument("--out", type=Path, help="also write the (visible checks') JSON scorecard here")
+    c.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's or the kit's)")
+
+    r = sub.add_parser("release", help="course staff: build what students receive (exercises, notebooks, self-check kit)")
+    r.add_argument("--out", type=Path, required=True, help="an empty folder, or an earlier release to update")
+    r.add_argument("--assignment", action="append", help="release only this assignment (repeatable; default: all)")
+    r.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
+
     m = sub.add_parser("merge", help="join grade-all --shard outputs into one gradebook and summary")
     m.add_argument("dirs", type=Path, nargs="+", help="grade-all output folders")
     m.add_argument("--out", type=Path, required=True, help="a new folder for the joined output")
@@ -76,7 +89,8 @@ def _positive(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"grade": cmd_grade, "grade-all": cmd_grade_all, "merge": cmd_merge, "export": cmd_export}
+    commands = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, "release": cmd_release,
+                "merge": cmd_merge, "export": cmd_export}
     return commands[args.command](args)
 
 
@@ -147,6 +161,59 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
     if result.stopped:
         return _fail("interrupted; run the same command again to grade the rest", EXIT_STOPPED)
     return EXIT_INTERNAL if result.counts.grader_errors else EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    if not args.submission.is_file():
+        return _fail(f"cannot read {args.submission}: no such file")
+    try:
+        server = WorkerServer()  # first: its `import torch` overlaps ours below
+    except OSError as exc:
+        return _fail(f"internal error: cannot start the worker server: {exc}", EXIT_INTERNAL)
+    try:
+        from grader import api, scorecard, selfcheck
+        from grader.config import DEFAULT_CONFIG, ConfigError, load_config
+        from grader.submission import UnreadableSubmission
+
+        try:
+            config_path = args.config or DEFAULT_CONFIG
+            assignment = selfcheck.assignment_for(args.submission, load_config(config_path), args.assignment)
+            with api.Grader(assignment.id, config_path=config_path, server=server, visible_only=True) as grader:
+                def run_once() -> int:
+                    card = grader.grade(args.submission)
+                    if args.out:
+                        scorecard.write(card, args.out)
+                    sys.stdout.write(selfcheck.render(card, grader.hidden_checks))
+                    sys.stdout.flush()
+                    return EXIT_INTERNAL if card.grader_error else selfcheck.exit_code(card)
+                return selfcheck.watch(args.submission, run_once) if args.watch else run_once()
+        except (ConfigError, UnreadableSubmission, selfcheck.UnknownAssignment, api.SecretsExposed) as exc:
+            return _fail(str(exc))
+        except OSError as exc:
+            return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+        except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+            return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    finally:
+        server.close()
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    try:
+        from grader.release import bundle
+    except ModuleNotFoundError:
+        return _fail("`grader release` is for course staff: this student kit cannot build a release")
+    from grader.config import DEFAULT_CONFIG, ConfigError
+
+    try:
+        release = bundle.build_release(args.out, args.assignment, args.config or DEFAULT_CONFIG)
+    except (ConfigError, bundle.ReleaseError) as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+    sys.stdout.write(f"released {len(release.files)} files into {release.out} (manifest: {bundle.MANIFEST})\n")
+    return EXIT_OK
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ the key and what was expected.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,9 @@ import yaml
 from grader.sandbox.limits import Limits
 
 COURSE_ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = COURSE_ROOT / "assignments.yaml"
+KIT_CONFIG = Path(__file__).resolve().parent / "course" / "assignments.yaml"  # what `grader release` writes
+# The course repository's own file; in a student kit (installed from a release) the kit's.
+DEFAULT_CONFIG = COURSE_ROOT / "assignments.yaml" if (COURSE_ROOT / "assignments.yaml").is_file() else KIT_CONFIG
 CHECKS_ROOT = Path(__file__).resolve().parent / "checks"  # the hidden checks, one package per assignment
 
 
@@ -48,7 +50,7 @@ class AssignmentConfig:
     id: str
     title: str
     file: str
-    reference: Path
+    reference: Path | None  # None in a student kit, which has only the recorded ``expected`` values
     stub: Path | None
     checks_package: str
     limits: Limits
@@ -56,6 +58,13 @@ class AssignmentConfig:
     gpu_points_without_cuda: str
     exercises: tuple[ExerciseConfig, ...]
     flagged_calls: frozenset[str]
+    expected: Path | None = None  # student kit: the visible checks' expected values (``grader release``)
+    hidden_checks: int = 0  # student kit: how many checks (pytest items) run only at grading time
+
+    @property
+    def is_kit(self) -> bool:
+        """A student kit: visible checks and recorded values only, no reference."""
+        return self.reference is None
 
     def check(self, exercise: str, name: str) -> CheckConfig | None:
         """The configured check ``name`` of ``exercise`` (a test may serve several exercises)."""
@@ -70,6 +79,17 @@ class AssignmentConfig:
     @property
     def checks_dir(self) -> Path:
         return CHECKS_ROOT / self.checks_package
+
+    def visible(self, exercise: str, name: str) -> bool:
+        """Whether students may run this check themselves (``grader check``, the release)."""
+        check = self.check(exercise, name)
+        return check is not None and check.visibility == "visible"
+
+    def visible_part(self) -> AssignmentConfig:
+        """Only the checks students may run: what ``grader check`` grades and a release ships."""
+        exercises = (replace(ex, checks=tuple(c for c in ex.checks if c.visibility == "visible"))
+                     for ex in self.exercises)
+        return replace(self, exercises=tuple(ex for ex in exercises if ex.checks))
 
     @property
     def max_points(self) -> float:
@@ -132,7 +152,7 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
             id=aid,
             title=a.get("title", aid),
             file=a["file"],
-            reference=root / a["reference"],
+            reference=root / a["reference"] if a.get("reference") else None,
             stub=root / a["stub"] if a.get("stub") else None,
             checks_package=a["checks"],
             limits=limits,
@@ -140,6 +160,8 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
             gpu_points_without_cuda=a.get("gpu_points_without_cuda", defaults.get("gpu_points_without_cuda", "drop")),
             exercises=tuple(exercises),
             flagged_calls=flagged,
+            expected=root / a["expected"] if a.get("expected") else None,
+            hidden_checks=int(a.get("hidden_checks", 0)),
         )
     return Config(path, out)
 

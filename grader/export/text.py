@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from grader.scorecard import Scorecard
+from grader.scorecard import NotebookReport, Scorecard
 
 SYMBOL = {"passed": "PASS", "failed": "FAIL", "error": "ERR ", "timeout": "TIME", "skipped": "SKIP"}
 
@@ -29,15 +29,13 @@ def render(card: Scorecard, width: int = 100, show_passed: bool = True) -> str:
     for f in card.flags:
         lines.append(f"\nFLAG line {f.line}: {f.message}")
     if card.notebook is not None:
-        lines += _notebook(card, width)
+        lines += notebook_lines(card.notebook, width)
     lines.append(f"\nscore: {card.score:g} / {card.max_score:g}")
     return "\n".join(lines) + "\n"
 
 
-def _notebook(card: Scorecard, width: int) -> list[str]:
+def notebook_lines(nb: NotebookReport, width: int) -> list[str]:
     """What of the notebook did not count, cell by cell, so a student sees why."""
-    nb = card.notebook
-    assert nb is not None
     lines = [f"\nNOTEBOOK: {nb.cells} cells, {nb.code_cells} with code; {len(nb.failed)} cells not run, "
              f"{len(nb.dropped)} statements not run when grading"]
     for note in nb.failed:

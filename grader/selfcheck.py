@@ -1,0 +1,140 @@
+"""``grader check``: a student runs the visible checks on their own file, before submitting.
+
+The same pipeline as grading (the sandbox, the checks, the scorecard), with
+only the checks students may see: in the course repository they are judged
+by the reference, in a student kit by the values the release recorded. The
+table is written for students: ✓ or ✗ per check, each failure's message,
+and, always, how many hidden checks will run at grading time, so nobody
+reads "all passed" as "full marks".
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+from grader.config import AssignmentConfig, Config
+from grader.export.text import notebook_lines
+from grader.scorecard import CheckResult, Scorecard
+
+EXIT_ALL_PASSED, EXIT_SOME_FAILED = 0, 1
+MARK = {"passed": "✓", "failed": "✗", "error": "✗", "timeout": "✗", "skipped": "–"}
+NOT_ATTEMPTED = "not attempted"
+
+
+class UnknownAssignment(ValueError):
+    """The file's name matches no assignment and none was given."""
+
+
+def assignment_for(path: Path, config: Config, given: str | None) -> AssignmentConfig:
+    """``--assignment``, else the assignment whose file has this file's stem (attention.ipynb -> attention.py)."""
+    if given:
+        return config.assignment(given)
+    matches = [a for a in config.assignments.values() if Path(a.file).stem == path.stem]
+    if len(matches) == 1:
+        return matches[0]
+    if len(config.assignments) == 1:
+        return next(iter(config.assignments.values()))
+    names = ", ".join(f"{a.file} ({a.id})" for a in config.assignments.values())
+    raise UnknownAssignment(f"cannot tell which assignment {path.name} is: name it like one of {names}, "
+                            "or pass --assignment ID")
+
+
+def exit_code(card: Scorecard) -> int:
+    """0 only when every visible check that ran passed (a GPU check skipped without CUDA is not run)."""
+    ok = not card.grader_error and all(c.status in ("passed", "skipped") for c in card.checks)
+    return EXIT_ALL_PASSED if ok else EXIT_SOME_FAILED
+
+
+@dataclass(frozen=True)
+class Summary:
+    passed: int
+    failed: int
+    skipped: int
+    hidden: int
+
+    def lines(self) -> list[str]:
+        total = self.passed + self.failed
+        head = f"Visible checks: {self.passed} of {total} passed"
+        if self.failed:
+            head += f", {self.failed} failed"
+        if self.skipped:
+            head += f" ({self.skipped} not run here: they need a GPU)"
+        out = [head + "."]
+        if self.hidden:
+            out.append(f"{self.hidden} more checks run only when your work is graded; they are not shown here, "
+                       "so passing every visible check does not guarantee full marks.")
+        return out
+
+
+def summary(card: Scorecard, hidden: int) -> Summary:
+    statuses = [c.status for c in card.checks]
+    return Summary(statuses.count("passed"), sum(s not in ("passed", "skipped") for s in statuses),
+                   statuses.count("skipped"), hidden)
+
+
+def render(card: Scorecard, hidden: int, width: int = 100) -> str:
+    """The student's table: exercise by exercise, ✓/✗ per check, what went wrong and a hint."""
+    lines = [f"grader check: {card.submission.file} (assignment {card.assignment})"]
+    if card.grader_error:
+        lines.append(f"The checks could not run (not your fault): {card.grader_error}")
+    for exercise, checks in _by_exercise(card.checks):
+        ran = [c for c in checks if c.status != "skipped"]
+        if ran and all(c.message == NOT_ATTEMPTED for c in ran):
+            lines.append(f"\n✗ {exercise}: not attempted yet (it still raises NotImplementedError; "
+                         f"{len(ran)} checks wait for it)")
+            continue
+        passed = sum(c.status == "passed" for c in checks)
+        lines.append(f"\n{'✓' if passed == len(checks) else '✗'} {exercise}: {passed}/{len(checks)} checks passed")
+        for c in checks:
+            lines.append(f"    {MARK[c.status]} {friendly_name(c)}")
+            if c.status != "passed" and c.message:
+                lines += textwrap.wrap(c.message, width - 8, initial_indent="        ", subsequent_indent="        ")
+    if card.notebook is not None:
+        lines += notebook_lines(card.notebook, width)
+    lines.append("")
+    lines += summary(card, hidden).lines()
+    return "\n".join(lines) + "\n"
+
+
+def friendly_name(check: CheckResult) -> str:
+    """test_low_precision_inputs_work[softmax-float16] -> "low precision inputs work (float16)"."""
+    name, _, params = check.id.partition("[")
+    words = name.removeprefix("test_").replace("_", " ")
+    extra = [p for p in params.rstrip("]").split("-") if p and p != check.exercise]
+    return f"{words} ({', '.join(extra)})" if extra else words
+
+
+def _by_exercise(checks: tuple[CheckResult, ...]) -> Iterator[tuple[str, list[CheckResult]]]:
+    groups: dict[str, list[CheckResult]] = {}
+    for c in checks:
+        groups.setdefault(c.exercise, []).append(c)
+    yield from groups.items()
+
+
+def watch(path: Path, run_once: Callable[[], int], interval: float = 0.3,
+          sleep: Callable[[float], None] = time.sleep) -> int:
+    """Run, then run again each time ``path`` is saved, until Ctrl-C; the last run's exit code."""
+    code = run_once()
+    seen = _stamp(path)
+    try:
+        while True:
+            sleep(interval)
+            now = _stamp(path)
+            if now != seen and now is not None:
+                seen = now
+                print(f"\n--- {path.name} changed: checking again ---", flush=True)
+                code = run_once()
+    except KeyboardInterrupt:
+        return code
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None  # an editor replacing the file: wait for the new one
+    return st.st_mtime_ns, st.st_size
