@@ -143,11 +143,14 @@ class Recorder:
 
     module: ModuleType | None = None  # the judge sets it when it loads the reference
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # A release refuses gradients through the reference (a tape cannot replay them); a scan of
+    # what every check asks, hidden ones included, lets them through and records the outputs.
+    gradients: bool = False
 
     def for_check(self, check_id: str) -> RecordingReference:
         if self.module is None:
             raise TapeUnsupported("the recorder has no reference module to record")
-        return RecordingReference(self.module, self.checks.setdefault(check_id, []))
+        return RecordingReference(self.module, self.checks.setdefault(check_id, []), self.gradients)
 
     def to_json(self) -> str:
         kept = {k: v for k, v in sorted(self.checks.items()) if v}
@@ -157,8 +160,8 @@ class Recorder:
 class RecordingReference:
     """The reference module as one check sees it: its functions and classes, recorded."""
 
-    def __init__(self, module: ModuleType, log: list[dict[str, Any]]) -> None:
-        self._module, self._log = module, log
+    def __init__(self, module: ModuleType, log: list[dict[str, Any]], gradients: bool = False) -> None:
+        self._module, self._log, self._gradients = module, log, gradients
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self._module, name)
@@ -169,7 +172,7 @@ class RecordingReference:
         raise TapeUnsupported(f"a visible check reads `{name}` of the reference, which is not a function or a module")
 
     def _call(self, name: str, fn: Any, args: tuple, kwargs: dict) -> Any:
-        with torch.no_grad():
+        with torch.set_grad_enabled(self._gradients and torch.is_grad_enabled()):
             result = fn(*args, **kwargs)
         self._log.append({"kind": "call", "name": name, "args": digest(list(args)),
                           "kwargs": digest(kwargs), "result": encode(result)})
@@ -181,14 +184,14 @@ class RecordingReference:
         entry = {"kind": "module", "name": name, "args": digest(list(args)), "rng": rng,
                  "params": encode({k: v for k, v in module.named_parameters()}), "forwards": []}
         self._log.append(entry)
-        return RecordingModule(module, entry["forwards"])
+        return RecordingModule(module, entry["forwards"], self._gradients)
 
 
 class RecordingModule:
     """A reference module that records each forward; only the methods the checks may use."""
 
-    def __init__(self, module: torch.nn.Module, forwards: list[dict[str, Any]]) -> None:
-        self._module, self._forwards = module, forwards
+    def __init__(self, module: torch.nn.Module, forwards: list[dict[str, Any]], gradients: bool = False) -> None:
+        self._module, self._forwards, self._gradients = module, forwards, gradients
 
     def __getattr__(self, name: str) -> Any:
         if name not in ALLOWED_MODULE_METHODS:
@@ -203,7 +206,7 @@ class RecordingModule:
         return method
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_grad_enabled() and x.requires_grad:
+        if torch.is_grad_enabled() and x.requires_grad and not self._gradients:
             raise TapeUnsupported("a visible check takes a gradient through a reference module; "
                                   "gradients cannot be recorded (make that check hidden)")
         out = self._module(x)
@@ -255,10 +258,12 @@ class ReplayReference:
 
     def _construct(self, name: str, entries: list[dict[str, Any]], args: tuple) -> ReplayModule:
         rng = rng_fingerprint()
-        for entry in entries:
-            if entry["rng"] == rng and same_inputs(entry["args"], list(args)):
-                return ReplayModule(decode(entry["params"]), entry["forwards"], lambda: self._miss(f"a forward of `{name}`"))
-        raise self._miss(f"a `{name}` built with other arguments or another seed")
+        # The same seed and arguments build the same module: a check may build it more than once.
+        same = [e for e in entries if e["rng"] == rng and same_inputs(e["args"], list(args))]
+        if not same:
+            raise self._miss(f"a `{name}` built with other arguments or another seed")
+        forwards = [f for e in same for f in e["forwards"]]
+        return ReplayModule(decode(same[0]["params"]), forwards, lambda: self._miss(f"a forward of `{name}`"))
 
 
 class ReplayModule:

@@ -1,0 +1,1 @@
+"""`grader release`: what course staff hand to students (stubs, notebooks, the student kit)."""

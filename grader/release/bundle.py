@@ -1,0 +1,128 @@
+"""``grader release``: build what students receive, the same bytes for the same course.
+
+The bundle holds, for each released assignment, the exercise file and the
+same exercises as a notebook; the student kit (``kit``) that ``pip install .``
+turns into a ``grader check`` command; the visible checks' expected values,
+recorded here by grading the reference with the reference replaced by a
+``tape.Recorder``; a student README; and ``release.json``, the hash of every
+file. Nothing depends on the clock or on the order of a directory listing,
+so re-releasing an unchanged course rewrites identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import jinja2
+
+from grader import api
+from grader.config import DEFAULT_CONFIG, AssignmentConfig, load_config
+from grader.files import write_atomically
+from grader.release import kit
+from grader.release.notebooks import LessonError, build_notebook
+from grader.tape import Recorder
+from grader.version import __version__
+
+HERE = Path(__file__).resolve().parent
+MANIFEST = "release.json"
+
+
+class ReleaseError(Exception):
+    """The course cannot be released as it is (one line for the CLI, exit 2)."""
+
+
+@dataclass(frozen=True)
+class Release:
+    out: Path
+    files: dict[str, str]  # relative path -> sha256
+
+
+def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
+                  config_path: Path = DEFAULT_CONFIG) -> Release:
+    """Write the bundle for ``assignment_ids`` (default: every assignment) into ``out``."""
+    config = load_config(config_path)
+    ids = sorted(assignment_ids or config.assignments)
+    files: dict[str, bytes] = {}
+    assignments = [config.assignment(aid) for aid in ids]
+    hidden: dict[str, int] = {}
+    for a in assignments:
+        files.update(_student_files(a))
+        files.update(kit.check_files(a))
+        expected, hidden[a.id] = record_expected(a, config_path)
+        files[f"grader/course/expected/{a.id}.json"] = expected.encode()
+    files.update(kit.package_files({a.checks_package for a in assignments}))
+    files["grader/course/assignments.yaml"] = kit.kit_config(config, hidden)
+    files["pyproject.toml"] = kit.pyproject()
+    files["README.md"] = student_readme(assignments, hidden).encode()
+    hashes = {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}
+    files[MANIFEST] = (json.dumps({"grader": __version__, "assignments": ids, "files": hashes},
+                                  indent=1, sort_keys=True) + "\n").encode()
+    _write(out, files)
+    return Release(out, hashes)
+
+
+def _student_files(a: AssignmentConfig) -> dict[str, bytes]:
+    if a.stub is None or not a.stub.is_file():
+        raise ReleaseError(f"assignment {a.id!r} has no stub file to hand out (`stub:` in assignments.yaml)")
+    lesson = HERE / "lesson" / f"{a.checks_package}.yaml"
+    if not lesson.is_file():
+        raise ReleaseError(f"assignment {a.id!r} has no lesson text for its notebook ({lesson.relative_to(HERE.parent.parent)})")
+    try:
+        notebook = build_notebook(a.stub, lesson)
+    except LessonError as exc:
+        raise ReleaseError(str(exc)) from None
+    return {a.file: a.stub.read_bytes(), f"{Path(a.file).stem}.ipynb": notebook.encode()}
+
+
+def record_expected(a: AssignmentConfig, config_path: Path) -> tuple[str, int]:
+    """Grade the reference on the visible checks with a recorder in its place: the kit's expected
+    values, and how many checks were left out as hidden.
+
+    Every visible check must pass on the reference; one that does not would
+    ship a wrong expectation, so the release stops and names it.
+    """
+    if a.reference is None:
+        raise ReleaseError(f"assignment {a.id!r} has no reference: a student kit cannot be released again")
+    recorder = Recorder()
+    with api.Grader(a.id, config_path=config_path, visible_only=True, recorder=recorder) as grader:
+        card = grader.grade(a.reference)
+        hidden = grader.hidden_checks
+    bad = [c for c in card.checks if c.status not in ("passed", "skipped")]
+    if card.grader_error or bad:
+        detail = card.grader_error or f"{bad[0].id} ({bad[0].exercise}): {bad[0].status}: {bad[0].message[:300]}"
+        raise ReleaseError(f"the reference of {a.id!r} does not pass its visible checks: {detail}")
+    return recorder.to_json(), hidden
+
+
+def student_readme(assignments: list[AssignmentConfig], hidden: dict[str, int]) -> str:
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=False,
+                                     keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    rows = [{"id": a.id, "title": a.title, "file": a.file, "notebook": f"{Path(a.file).stem}.ipynb",
+             "hidden": hidden[a.id]}
+            for a in assignments]
+    return environment.get_template("README.md.j2").render(assignments=rows, version=__version__)
+
+
+def _write(out: Path, files: dict[str, bytes]) -> None:
+    """Into an empty or missing folder, or over an earlier release (whose stale files go)."""
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"{out} exists and is not a folder")
+    previous = out / MANIFEST
+    if out.is_dir() and any(out.iterdir()) and not previous.is_file():
+        raise ReleaseError(f"{out} is not empty and holds no earlier release ({MANIFEST}); choose an empty folder")
+    if previous.is_file():
+        try:
+            written_before = set(json.loads(previous.read_text(encoding="utf-8"))["files"])
+        except (ValueError, KeyError, TypeError):
+            raise ReleaseError(f"{previous} is not a release manifest; choose an empty folder") from None
+        for stale in sorted(written_before - set(files)):
+            (out / stale).unlink(missing_ok=True)
+    for rel, data in sorted(files.items()):
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_bytes() != data:
+            write_atomically(path, data.decode("utf-8"))

@@ -1,0 +1,176 @@
+"""The student kit: the grader package as students install it, without what they must not see.
+
+It is this same package, file for file, except that the check modules keep
+only the visible checks (hidden test functions are cut out of the source,
+with the imports and private helpers only they used), the reference is
+replaced by the values the visible checks expect (``grader.tape``), and the
+configuration lists only visible checks and how many hidden ones exist.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from grader.config import CHECKS_ROOT, COURSE_ROOT, AssignmentConfig, Config
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+KIT_PACKAGE_DATA = ["schema/*.json", "checks/pytest.ini", "course/*.yaml", "course/expected/*.json"]
+EXTRA_KIT_DEPENDENCIES = ["matplotlib>=3.7"]  # the notebooks' "break it" pictures
+INSTRUCTOR_ONLY = ("release",)  # sub-packages a student kit leaves out
+
+
+def visible_test_names(assignment: AssignmentConfig) -> set[str]:
+    return {c.name for ex in assignment.exercises for c in ex.checks if c.visibility == "visible"}
+
+
+def hidden_test_names(assignment: AssignmentConfig) -> set[str]:
+    """Checks hidden for every exercise: their very names stay out of the kit."""
+    hidden = {c.name for ex in assignment.exercises for c in ex.checks if c.visibility != "visible"}
+    return hidden - visible_test_names(assignment)
+
+
+def visible_source(source: str, keep_tests: set[str]) -> str:
+    """``source`` of a check module with every ``test_*`` function not in ``keep_tests`` cut out,
+    then the private helpers and imports nothing left uses (repeated until nothing changes)."""
+    lines = source.splitlines(keepends=True)
+    tree = ast.parse(source)
+    cut = [node for node in tree.body if isinstance(node, ast.FunctionDef)
+           and node.name.startswith("test_") and node.name not in keep_tests]
+    lines = _without(lines, cut)
+    while True:
+        text = "".join(lines)
+        tree = ast.parse(text)
+        used = _names_used(tree)
+        unused = [node for node in tree.body if _defines_only_unused(node, used)]
+        if not unused:
+            return re.sub(r"\n{4,}", "\n\n\n", text)
+        lines = _without(text.splitlines(keepends=True), unused)
+
+
+def _without(lines: list[str], nodes: Iterable[ast.stmt]) -> list[str]:
+    drop: set[int] = set()
+    for node in nodes:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        drop.update(range(first - 1, (node.end_lineno or node.lineno)))
+    return [line for i, line in enumerate(lines) if i not in drop]
+
+
+def _names_used(tree: ast.Module) -> set[str]:
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            root = node
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name):
+                used.add(root.id)
+    return used
+
+
+def _defines_only_unused(node: ast.stmt, used: set[str]) -> bool:
+    if isinstance(node, ast.FunctionDef) and node.name.startswith("_"):
+        return node.name not in used
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+        names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        return all(n not in used for n in names)
+    return False
+
+
+def check_files(assignment: AssignmentConfig) -> dict[str, bytes]:
+    """The kit's copy of one assignment's check package: visible checks only."""
+    keep = visible_test_names(assignment)
+    files = {}
+    for path in sorted(assignment.checks_dir.iterdir()):
+        rel = f"grader/checks/{assignment.checks_package}/{path.name}"
+        if path.suffix == ".py":
+            files[rel] = visible_source(path.read_text(encoding="utf-8"), keep).encode()
+    return files
+
+
+def package_files(check_packages: set[str]) -> dict[str, bytes]:
+    """Every file of the grader package a kit needs, the released assignments' checks left to ``check_files``."""
+    files = {}
+    for path in sorted(PACKAGE_ROOT.rglob("*")):
+        rel = path.relative_to(PACKAGE_ROOT)
+        if not path.is_file() or "__pycache__" in rel.parts or path.suffix not in (".py", ".json", ".ini"):
+            continue
+        if rel.parts[0] in (*INSTRUCTOR_ONLY, "course"):
+            continue
+        if path.parent != CHECKS_ROOT and rel.parts[0] == "checks":
+            continue  # check packages come from check_files, and only those released
+        files[f"grader/{rel.as_posix()}"] = path.read_bytes()
+    for package in sorted(check_packages):
+        files.setdefault(f"grader/checks/{package}/__init__.py", b"")
+    return files
+
+
+def kit_config(config: Config, hidden: dict[str, int]) -> bytes:
+    """assignments.yaml for the kit: visible checks with their points, no reference, the hidden count."""
+    raw = yaml.safe_load(config.path.read_text(encoding="utf-8"))
+    out: dict[str, Any] = {"schema_version": raw["schema_version"]}
+    if "defaults" in raw:
+        out["defaults"] = raw["defaults"]
+    if "flagged_calls" in raw:
+        out["flagged_calls"] = raw["flagged_calls"]
+    out["assignments"] = {}
+    for aid in sorted(hidden):
+        a = config.assignment(aid)
+        entry = dict(raw["assignments"][aid])
+        visible = a.visible_part()
+        for key in ("reference", "stub", "exercises"):
+            entry.pop(key, None)
+        entry["expected"] = f"expected/{aid}.json"
+        entry["hidden_checks"] = hidden[aid]
+        entry["exercises"] = {
+            ex.name: {**({"forbidden_calls": sorted(ex.forbidden_calls)} if ex.forbidden_calls else {}),
+                      "checks": {c.name: _check_entry(c) for c in ex.checks}}
+            for ex in visible.exercises
+        }
+        out["assignments"][aid] = entry
+    header = "# The student kit's configuration, written by `grader release`: visible checks only.\n"
+    return (header + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100)).encode()
+
+
+def _check_entry(check: Any) -> Any:
+    if check.requires_cuda:
+        return {"points": check.points, "requires_cuda": True}
+    return check.points
+
+
+def pyproject() -> bytes:
+    """The kit's pyproject: the course grader's dependencies, its version, a `grader` command."""
+    main = tomllib.loads((COURSE_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    deps = [*main["dependencies"], *EXTRA_KIT_DEPENDENCIES]
+    lines = [
+        "[build-system]",
+        'requires = ["setuptools>=68"]',
+        'build-backend = "setuptools.build_meta"',
+        "",
+        "[project]",
+        'name = "attention-autograder-kit"',
+        f'version = "{main["version"]}"',
+        "description = \"Self-check for the 'attention from scratch' exercises: the visible checks only\"",
+        f'requires-python = "{main["requires-python"]}"',
+        "dependencies = [",
+        *(f'    "{d}",' for d in deps),
+        "]",
+        "",
+        "[project.scripts]",
+        'grader = "grader.cli:run"',
+        "",
+        "[tool.setuptools.packages.find]",
+        'include = ["grader*"]',
+        "",
+        "[tool.setuptools.package-data]",
+        f"grader = [{', '.join(repr(p).replace(chr(39), chr(34)) for p in KIT_PACKAGE_DATA)}]",
+        "",
+    ]
+    return "\n".join(lines).encode()
