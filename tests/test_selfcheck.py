@@ -1,0 +1,112 @@
+"""`grader check`: the student's self-check. Visible checks only, a table a student can act on,
+the hidden checks counted, exit 0 only when every visible check passes, `--watch` on save."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import cli, selfcheck
+from grader.config import load_config
+from grader.scorecard import CheckResult
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = (ROOT / "solutions" / "attention.py").read_text()
+
+
+def run_check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", "check", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=300)
+
+
+def test_a_bug_fails_its_visible_checks_and_exits_1_with_the_hidden_count(tmp_path):
+    (tmp_path / "attention.py").write_text(REFERENCE.replace("dim: int = -1", "dim: int = 0", 1))
+    run = run_check("attention.py", "--out", "card.json", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert "✗ softmax:" in run.stdout and "✓ attention_scores:" in run.stdout
+    assert "more checks run only when your work is graded" in run.stdout
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert all(c["visibility"] == "visible" for c in card["checks"])
+    config = load_config(ROOT / "assignments.yaml").assignment("attention")
+    assert {c["id"].split("[")[0] for c in card["checks"]} == {
+        c.name for ex in config.exercises for c in ex.checks if c.visibility == "visible"}
+
+
+def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys):
+    (tmp_path / "homework.py").write_text(REFERENCE)
+    assert cli.main(["check", str(tmp_path / "missing.py")]) == 2
+    assert cli.main(["check", str(tmp_path / "homework.py")]) == 2  # which assignment? the name does not say
+    assert cli.main(["check", str(tmp_path / "homework.py"), "--assignment", "nope"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("grader: ") for line in err), err
+    assert "no such file" in err[0] and "--assignment" in err[1] and "unknown assignment" in err[2]
+
+
+def test_the_assignment_comes_from_the_file_name():
+    config = load_config(ROOT / "assignments.yaml")
+    assert selfcheck.assignment_for(Path("x/attention.ipynb"), config, None).id == "attention"
+    assert selfcheck.assignment_for(Path("attention_modules.py"), config, None).id == "attention-modules"
+    assert selfcheck.assignment_for(Path("mine.py"), config, "attention").id == "attention"
+    with pytest.raises(selfcheck.UnknownAssignment, match="attention_modules.py"):
+        selfcheck.assignment_for(Path("mine.py"), config, None)
+
+
+def test_the_table_names_checks_plainly_and_never_says_all_passed_while_checks_are_hidden():
+    from grader.scorecard import Scorecard, SubmissionInfo
+
+    checks = (CheckResult("test_low_precision_inputs_work[softmax-float16]", "softmax", "passed", 1, 1, "", "visible"),
+              CheckResult("test_cuda_matches_cpu[softmax]", "softmax", "skipped", 0, 0, "no CUDA", "visible"),
+              CheckResult("test_output_matches_reference[bag_of_past]", "bag_of_past", "failed", 0, 2,
+                          "not attempted", "visible"))
+    card = Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), 1, 3, checks)
+    text = selfcheck.render(card, hidden=25)
+    assert "✓ low precision inputs work (float16)" in text
+    assert "✓ softmax: 1/1 checks passed (1 not run here: no GPU)" in text
+    assert "✗ bag_of_past: not attempted yet" in text
+    assert "Visible checks: 1 of 2 passed, 1 failed" in text
+    assert "25 more checks run only when your work is graded" in text
+    assert selfcheck.exit_code(card) == 1
+    passing = Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), 1, 1, checks[:2])
+    assert selfcheck.exit_code(passing) == 0
+    assert "does not guarantee full marks" in selfcheck.render(passing, hidden=25)
+
+
+@pytest.mark.slow
+def test_watch_checks_again_when_the_file_is_saved(tmp_path):
+    path = tmp_path / "attention.py"
+    path.write_text(REFERENCE.replace("dim: int = -1", "dim: int = 0", 1))
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "check", "--watch", path.name], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = _read_until(proc, "Visible checks:")
+        assert "failed" in first
+        time.sleep(0.05)
+        path.write_text(REFERENCE)
+        second = _read_until(proc, "Visible checks:")
+        assert "changed: checking again" in second and "failed" not in second.split("Visible checks:")[1]
+        time.sleep(1.0)  # let the run that printed the table return: Ctrl-C mid-run keeps the previous verdict
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+        assert code == 0, proc.stdout.read()[-3000:] + proc.stderr.read()[-2000:]  # the last run's verdict
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+
+
+def _read_until(proc: subprocess.Popen, marker: str, timeout: float = 120) -> str:
+    lines, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise AssertionError("grader check --watch stopped: " + proc.stderr.read()[-2000:])
+        lines.append(line)
+        if line.startswith(marker):
+            return "".join(lines)
+    raise AssertionError(f"no {marker!r} within {timeout} s")
