@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Callable
 
 from grader.sandbox.launcher import WorkerServer
 
@@ -94,29 +95,39 @@ def main(argv: list[str] | None = None) -> int:
     return commands[args.command](args)
 
 
-def cmd_grade(args: argparse.Namespace) -> int:
+def _with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace, WorkerServer], int]) -> int:
+    """Check the submission exists, start the worker server first (its `import torch` overlaps the
+    command's own), run the command, and always stop the server."""
     if not args.submission.is_file():
         return _fail(f"cannot read {args.submission}: no such file")
     try:
-        server = WorkerServer()  # first: its `import torch` overlaps ours below
+        server = WorkerServer()
     except OSError as exc:
         return _fail(f"internal error: cannot start the worker server: {exc}", EXIT_INTERNAL)
     try:
-        from grader import api, scorecard
-        from grader.config import DEFAULT_CONFIG, ConfigError
-        from grader.export import text
-        from grader.submission import UnreadableSubmission
-
-        try:
-            with api.Grader(args.assignment, config_path=args.config or DEFAULT_CONFIG, server=server,
-                            strict=args.strict) as grader:
-                card = grader.grade(args.submission)
-        except (ConfigError, UnreadableSubmission, api.StrictModeRefused, api.SecretsExposed) as exc:
-            return _fail(str(exc))
-        except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
-            return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        return command(args, server)
     finally:
         server.close()
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    return _with_server(args, _grade)
+
+
+def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
+    from grader import api, scorecard
+    from grader.config import DEFAULT_CONFIG, ConfigError
+    from grader.export import text
+    from grader.submission import UnreadableSubmission
+
+    try:
+        with api.Grader(args.assignment, config_path=args.config or DEFAULT_CONFIG, server=server,
+                        strict=args.strict) as grader:
+            card = grader.grade(args.submission)
+    except (ConfigError, UnreadableSubmission, api.StrictModeRefused, api.SecretsExposed) as exc:
+        return _fail(str(exc))
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
     try:
         scorecard.write(card, args.out)
     except OSError as exc:
@@ -164,37 +175,32 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    if not args.submission.is_file():
-        return _fail(f"cannot read {args.submission}: no such file")
-    try:
-        server = WorkerServer()  # first: its `import torch` overlaps ours below
-    except OSError as exc:
-        return _fail(f"internal error: cannot start the worker server: {exc}", EXIT_INTERNAL)
-    try:
-        from grader import api, scorecard, selfcheck
-        from grader.config import DEFAULT_CONFIG, ConfigError, load_config
-        from grader.submission import UnreadableSubmission
+    return _with_server(args, _check)
 
-        try:
-            config_path = args.config or DEFAULT_CONFIG
-            assignment = selfcheck.assignment_for(args.submission, load_config(config_path), args.assignment)
-            with api.Grader(assignment.id, config_path=config_path, server=server, visible_only=True) as grader:
-                def run_once() -> int:
-                    card = grader.grade(args.submission)
-                    if args.out:
-                        scorecard.write(card, args.out)
-                    sys.stdout.write(selfcheck.render(card, grader.hidden_checks))
-                    sys.stdout.flush()
-                    return EXIT_INTERNAL if card.grader_error else selfcheck.exit_code(card)
-                return selfcheck.watch(args.submission, run_once) if args.watch else run_once()
-        except (ConfigError, UnreadableSubmission, selfcheck.UnknownAssignment, api.SecretsExposed) as exc:
-            return _fail(str(exc))
-        except OSError as exc:
-            return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
-        except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
-            return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
-    finally:
-        server.close()
+
+def _check(args: argparse.Namespace, server: WorkerServer) -> int:
+    from grader import api, scorecard, selfcheck
+    from grader.config import DEFAULT_CONFIG, ConfigError, load_config
+    from grader.submission import UnreadableSubmission
+
+    try:
+        config_path = args.config or DEFAULT_CONFIG
+        assignment = selfcheck.assignment_for(args.submission, load_config(config_path), args.assignment)
+        with api.Grader(assignment.id, config_path=config_path, server=server, visible_only=True) as grader:
+            def run_once() -> int:
+                card = grader.grade(args.submission)
+                if args.out:
+                    scorecard.write(card, args.out)
+                sys.stdout.write(selfcheck.render(card, grader.hidden_checks))
+                sys.stdout.flush()
+                return EXIT_INTERNAL if card.grader_error else selfcheck.exit_code(card)
+            return selfcheck.watch(args.submission, run_once) if args.watch else run_once()
+    except (ConfigError, UnreadableSubmission, selfcheck.UnknownAssignment, api.SecretsExposed) as exc:
+        return _fail(str(exc))
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -204,31 +210,35 @@ def cmd_release(args: argparse.Namespace) -> int:
         return _fail("`grader release` is for course staff: this student kit cannot build a release")
     from grader.config import DEFAULT_CONFIG, ConfigError
 
-    try:
-        release = bundle.build_release(args.out, args.assignment, args.config or DEFAULT_CONFIG)
-    except (ConfigError, bundle.ReleaseError) as exc:
-        return _fail(str(exc))
-    except OSError as exc:
-        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
-    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
-        return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
-    sys.stdout.write(f"released {len(release.files)} files into {release.out} (manifest: {bundle.MANIFEST})\n")
-    return EXIT_OK
+    def release() -> int:
+        done = bundle.build_release(args.out, args.assignment, args.config or DEFAULT_CONFIG)
+        sys.stdout.write(f"released {len(done.files)} files into {done.out} (manifest: {bundle.MANIFEST})\n")
+        return EXIT_OK
+
+    return _guarded(release, (ConfigError, bundle.ReleaseError), lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     from grader import batch
 
-    try:
+    def merge() -> int:
         rows = batch.merge(args.dirs, args.out)
-    except batch.MergeError as exc:
+        sys.stdout.write(f"merged {len(rows)} students from {len(args.dirs)} folders into {args.out / 'gradebook.csv'}\n")
+        return EXIT_OK
+
+    return _guarded(merge, (batch.MergeError,), lambda exc: f"cannot merge: {exc.strerror or exc}: {exc.filename or ''}")
+
+
+def _guarded(action: Callable[[], int], known: tuple[type[Exception], ...], cannot: Callable[[OSError], str]) -> int:
+    """Run ``action``; a known problem or an OSError is one line and exit 2, anything else exit 3."""
+    try:
+        return action()
+    except known as exc:
         return _fail(str(exc))
     except OSError as exc:
-        return _fail(f"cannot merge: {exc.strerror or exc}: {exc.filename or ''}")
+        return _fail(cannot(exc))
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
-    sys.stdout.write(f"merged {len(rows)} students from {len(args.dirs)} folders into {args.out / 'gradebook.csv'}\n")
-    return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:
