@@ -50,6 +50,14 @@ def test_the_release_holds_exercises_notebooks_kit_and_readme(release):
     assert "does not mean full marks" in readme
 
 
+def test_kit_check_modules_keep_only_what_the_visible_checks_use(release):
+    for path in sorted((release / "grader/checks").rglob("test_*.py")):
+        source = path.read_text()
+        compile(source, str(path), "exec")
+        assert "hypothesis" not in source and "NO_SHRINK" not in source, path.name  # only hidden checks used them
+    assert "def test_output_matches_reference" in (release / "grader/checks/attention/test_common.py").read_text()
+
+
 def test_the_kit_config_lists_only_visible_checks_and_how_many_are_hidden(release):
     kit_config = load_config(release / "grader/course/assignments.yaml")
     for aid, a in CONFIG.assignments.items():

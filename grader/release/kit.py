@@ -35,9 +35,10 @@ def hidden_test_names(assignment: AssignmentConfig) -> set[str]:
     return hidden - visible_test_names(assignment)
 
 
-def visible_source(source: str, keep_tests: set[str]) -> str:
+def visible_source(source: str, keep_tests: set[str], used_elsewhere: frozenset[str] = frozenset()) -> str:
     """``source`` of a check module with every ``test_*`` function not in ``keep_tests`` cut out,
-    then the private helpers and imports nothing left uses (repeated until nothing changes)."""
+    then the private helpers, constants and imports nothing left uses (repeated until nothing
+    changes); ``used_elsewhere``: names the package's other modules may import from this one."""
     lines = source.splitlines(keepends=True)
     tree = ast.parse(source)
     cut = [node for node in tree.body if isinstance(node, ast.FunctionDef)
@@ -46,7 +47,7 @@ def visible_source(source: str, keep_tests: set[str]) -> str:
     while True:
         text = "".join(lines)
         tree = ast.parse(text)
-        used = _names_used(tree)
+        used = _names_used(tree) | used_elsewhere
         unused = [node for node in tree.body if _defines_only_unused(node, used)]
         if not unused:
             return re.sub(r"\n{4,}", "\n\n\n", text)
@@ -61,10 +62,16 @@ def _without(lines: list[str], nodes: Iterable[ast.stmt]) -> list[str]:
     return [line for i, line in enumerate(lines) if i not in drop]
 
 
+def _imported_from(source: str, module: str) -> set[str]:
+    """Names ``source`` imports from the sibling check module ``module``."""
+    return {a.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)
+            and (node.module or "").split(".")[-1] == module for a in node.names}
+
+
 def _names_used(tree: ast.Module) -> set[str]:
     used: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             used.add(node.id)
         elif isinstance(node, ast.Attribute):
             root = node
@@ -78,6 +85,9 @@ def _names_used(tree: ast.Module) -> set[str]:
 def _defines_only_unused(node: ast.stmt, used: set[str]) -> bool:
     if isinstance(node, ast.FunctionDef) and node.name.startswith("_"):
         return node.name not in used
+    if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+        names = [t.id for t in node.targets]  # type: ignore[attr-defined]
+        return all(n.isupper() and n not in used for n in names)
     if isinstance(node, (ast.Import, ast.ImportFrom)) and not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
         names = [(a.asname or a.name).split(".")[0] for a in node.names]
         return all(n not in used for n in names)
@@ -87,11 +97,12 @@ def _defines_only_unused(node: ast.stmt, used: set[str]) -> bool:
 def check_files(assignment: AssignmentConfig) -> dict[str, bytes]:
     """The kit's copy of one assignment's check package: visible checks only."""
     keep = visible_test_names(assignment)
+    modules = {p: p.read_text(encoding="utf-8") for p in sorted(assignment.checks_dir.glob("*.py"))}
     files = {}
-    for path in sorted(assignment.checks_dir.iterdir()):
+    for path, source in modules.items():
+        elsewhere = frozenset(n for other, text in modules.items() if other != path for n in _imported_from(text, path.stem))
         rel = f"grader/checks/{assignment.checks_package}/{path.name}"
-        if path.suffix == ".py":
-            files[rel] = visible_source(path.read_text(encoding="utf-8"), keep).encode()
+        files[rel] = visible_source(source, keep, elsewhere).encode()
     return files
 
 
