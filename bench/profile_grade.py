@@ -61,27 +61,22 @@ def instrument() -> None:
     def session(self: checking.Judge) -> None:
         self._exit = int(pytest.main(self._args, plugins=[self.plugin, self, Meter()]))
 
-    def timed_run(self, *a):  # noqa: ANN001, ANN202
-        t = time.thread_time()
-        try:
-            return run_items(self, *a)
-        finally:
-            spent["judge"] += time.thread_time() - t
-
-    def timed_exchange(self, *a):  # noqa: ANN001, ANN202
-        t = time.thread_time()
-        try:
-            return exchange(self, *a)
-        finally:
-            spent["exchange"] += time.thread_time() - t
+    def timed(key: str, method):  # noqa: ANN001, ANN202 - the method's thread CPU time goes to spent[key]
+        def wrapper(self, *a):  # noqa: ANN001, ANN202
+            t = time.thread_time()
+            try:
+                return method(self, *a)
+            finally:
+                spent[key] += time.thread_time() - t
+        return wrapper
 
     def measured_kill(self, child):  # noqa: ANN001, ANN202
         spent["child"] += client._cpu_seconds(child.pid)
         return kill(self, child)
 
     checking.Judge._session = session
-    checking.Judge._run_items = timed_run
-    client.SubmissionWorker._exchange = timed_exchange
+    checking.Judge._run_items = timed("judge", run_items)
+    client.SubmissionWorker._exchange = timed("exchange", exchange)
     client.SubmissionWorker._kill = measured_kill
 
 

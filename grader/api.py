@@ -26,7 +26,6 @@ from grader.sandbox.client import SubmissionWorker, WorkerServer
 from grader.sandbox.proxy import StudentProxy
 from grader.scorecard import Scorecard
 from grader.submission import Submission, load_submission
-from grader.tape import Recorder
 from grader.version import __version__
 
 
@@ -69,11 +68,12 @@ class Grader:
 
     def __init__(self, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
                  server: WorkerServer | None = None, strict: bool = False, select: str | None = None,
-                 visible_only: bool = False, recorder: Recorder | None = None) -> None:
+                 visible_only: bool = False, reference: checking.ReferenceFor | None = None) -> None:
         """Raises ConfigError or SecretsExposed (the CLI's exit 2) before anything starts.
 
         ``visible_only``: run only the checks students may see (``grader check``);
-        ``recorder``: record the reference's answers in those checks (``grader release``).
+        ``reference``: what each check's ``reference`` fixture gets instead of the assignment's
+        reference (``grader release`` passes a ``tape.Recorder``'s ``for_check``).
         """
         assignment = load_config(config_path).assignment(assignment_id)
         if assignment.is_kit and not visible_only:
@@ -86,7 +86,7 @@ class Grader:
         self.strict = strict
         self.cuda = checking.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
-        self._judge = checking.Judge(self.assignment, self.cuda, select, visible_only=visible_only, recorder=recorder)
+        self._judge = checking.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference)
 
     def grade(self, path: Path) -> Scorecard:
         """Grade one submission file. Raises only for what the CLI reports as exit 2:

@@ -26,7 +26,7 @@ from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.sandbox.proxy import StudentProxy
 from grader.submission import Submission
-from grader.tape import Recorder, Tape, TapeMiss
+from grader.tape import Tape, TapeMiss
 from grader.warmup import warm_up_judge
 
 MAX_MESSAGE = 1500
@@ -71,17 +71,14 @@ class Context:
 ReferenceFor = Callable[[str], Any]  # check id -> what its ``reference`` fixture hands it
 
 
-def reference_source(assignment: AssignmentConfig, recorder: Recorder | None = None) -> ReferenceFor:
-    """Where the checks' expected values come from: the reference module, a recording of it
-    (``grader release``) or, in a student kit, the recorded values (``grader.tape``)."""
+def reference_source(assignment: AssignmentConfig) -> ReferenceFor:
+    """Where the checks' expected values come from: the reference module or, in a student kit,
+    the values the release recorded (``grader.tape``)."""
     if assignment.reference is None:
         if assignment.expected is None:
             raise ChecksBroken(f"assignment {assignment.id!r} has neither a reference nor recorded expected values")
         return Tape.load(assignment.expected).for_check
     module = load_reference(assignment.reference)
-    if recorder is not None:
-        recorder.module = module
-        return recorder.for_check
     return lambda check_id: module
 
 
@@ -212,23 +209,24 @@ class Judge:
     """
 
     def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None, *,
-                 visible_only: bool = False, recorder: Recorder | None = None) -> None:
+                 visible_only: bool = False, reference: ReferenceFor | None = None) -> None:
         """``visible_only``: deselect every test the assignment does not configure (``grader check``
-        hands in the visible part of the config); ``recorder``: record the reference's answers."""
+        hands in the visible part of the config); ``reference``: what each check's ``reference``
+        fixture gets instead of the assignment's own (``grader release`` records through it)."""
         # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
         # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
         torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
         self._broken: ChecksBroken | None = None
-        reference: ReferenceFor = lambda check_id: ModuleType("unloadable_reference")  # noqa: E731
+        answers: ReferenceFor = lambda check_id: ModuleType("unloadable_reference")  # noqa: E731
         try:
-            reference = reference_source(assignment, recorder)
+            answers = reference or reference_source(assignment)
         except ChecksBroken as exc:
             self._broken = exc
         except Exception as exc:  # noqa: BLE001 - a broken reference is the grader's failure: every card says so
             source = assignment.reference or assignment.expected
             self._broken = ChecksBroken(f"the {'reference' if assignment.reference else 'recorded values'} "
                                         f"{source.name if source else ''} cannot be loaded: {type(exc).__name__}: {exc}")
-        self.plugin = GraderPlugin(reference, assignment, cuda)
+        self.plugin = GraderPlugin(answers, assignment, cuda)
         self._assignment, self._visible_only = assignment, visible_only
         self.deselected = 0  # checks left out by ``visible_only``, known once collected
         self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])

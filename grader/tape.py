@@ -141,15 +141,13 @@ def _module_dtype(module: torch.nn.Module) -> str:
 class Recorder:
     """Stands in for the reference while the release grades it: keeps every answer, per check."""
 
-    module: ModuleType | None = None  # the judge sets it when it loads the reference
+    module: ModuleType
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # A release refuses gradients through the reference (a tape cannot replay them); a scan of
     # what every check asks, hidden ones included, lets them through and records the outputs.
     gradients: bool = False
 
     def for_check(self, check_id: str) -> RecordingReference:
-        if self.module is None:
-            raise TapeUnsupported("the recorder has no reference module to record")
         return RecordingReference(self.module, self.checks.setdefault(check_id, []), self.gradients)
 
     def to_json(self) -> str:

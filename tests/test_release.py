@@ -14,6 +14,7 @@ import torch
 from grader import api, tape
 from grader.config import load_config
 from grader.release import bundle, kit
+from grader.checking import load_reference
 from grader.tape import Recorder
 from tests.corpus_cases import corpus
 
@@ -160,8 +161,8 @@ def test_no_reference_output_on_a_hidden_checks_inputs_reaches_the_bundle(releas
     must not be in any file of the bundle, raw or as the tape would encode it."""
     blob = b"\n".join(bundle_files(release).values())
     for a in CONFIG.assignments.values():
-        recorder = Recorder(gradients=True)
-        with api.Grader(a.id, server=server, recorder=recorder) as grader:
+        recorder = Recorder(load_reference(a.reference), gradients=True)
+        with api.Grader(a.id, server=server, reference=recorder.for_check) as grader:
             grader.grade(a.reference)
         hidden_names = kit.hidden_test_names(a)
         visible, hidden = set(), []
@@ -237,8 +238,6 @@ def test_recorded_inputs_match_within_rounding_and_not_beyond():
 
 
 def test_a_visible_check_that_needs_a_gradient_through_the_reference_cannot_be_released():
-    from grader.checking import load_reference
-
     recorder = Recorder(load_reference(ROOT / "solutions/attention_modules.py"))
     head = recorder.for_check("c").SelfAttentionHead(12, 5, 8, 0.0)
     x = torch.randn(2, 6, 12, requires_grad=True)

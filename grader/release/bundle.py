@@ -24,6 +24,7 @@ from grader.config import DEFAULT_CONFIG, AssignmentConfig, load_config
 from grader.files import write_atomically
 from grader.release import kit
 from grader.release.notebooks import LessonError, build_notebook
+from grader.checking import load_reference
 from grader.tape import Recorder
 from grader.version import __version__
 
@@ -87,8 +88,11 @@ def record_expected(a: AssignmentConfig, config_path: Path) -> tuple[str, int]:
     """
     if a.reference is None:
         raise ReleaseError(f"assignment {a.id!r} has no reference: a student kit cannot be released again")
-    recorder = Recorder()
-    with api.Grader(a.id, config_path=config_path, visible_only=True, recorder=recorder) as grader:
+    try:
+        recorder = Recorder(load_reference(a.reference))
+    except Exception as exc:  # noqa: BLE001 - any error in the reference's own import stops the release
+        raise ReleaseError(f"the reference of {a.id!r} cannot be loaded: {type(exc).__name__}: {exc}") from None
+    with api.Grader(a.id, config_path=config_path, visible_only=True, reference=recorder.for_check) as grader:
         card = grader.grade(a.reference)
         hidden = grader.hidden_checks
     bad = [c for c in card.checks if c.status not in ("passed", "skipped")]
