@@ -44,7 +44,8 @@ def assignment_for(path: Path, config: Config, given: str | None) -> AssignmentC
 
 
 def exit_code(card: Scorecard) -> int:
-    """0 only when every visible check that ran passed (a GPU check skipped without CUDA is not run)."""
+    """0 only when every visible check that ran passed (a skipped check did not run: a GPU check
+    without CUDA, or a device check the meta device could not decide)."""
     ok = not card.grader_error and all(c.status in ("passed", "skipped") for c in card.checks)
     return EXIT_ALL_PASSED if ok else EXIT_SOME_FAILED
 
@@ -53,7 +54,8 @@ def exit_code(card: Scorecard) -> int:
 class Summary:
     passed: int
     failed: int
-    skipped: int
+    skipped_gpu: int
+    skipped_other: int
     hidden: int
 
     def lines(self) -> list[str]:
@@ -61,8 +63,7 @@ class Summary:
         head = f"Visible checks: {self.passed} of {total} passed"
         if self.failed:
             head += f", {self.failed} failed"
-        if self.skipped:
-            head += f" ({self.skipped} not run here: they need a GPU)"
+        head += _skip_note(self.skipped_gpu, self.skipped_other, "they need a GPU")
         out = [head + "."]
         if self.hidden:
             out.append(f"{self.hidden} more checks run only when your work is graded; they are not shown here, "
@@ -72,8 +73,20 @@ class Summary:
 
 def summary(card: Scorecard, hidden: int) -> Summary:
     statuses = [c.status for c in card.checks]
-    return Summary(statuses.count("passed"), sum(s not in ("passed", "skipped") for s in statuses),
-                   statuses.count("skipped"), hidden)
+    gpu, other = _skips(list(card.checks))
+    return Summary(statuses.count("passed"), sum(s not in ("passed", "skipped") for s in statuses), gpu, other, hidden)
+
+
+def _skips(checks: list[CheckResult]) -> tuple[int, int]:
+    """Skipped checks: (GPU checks where there is no CUDA, others, e.g. inconclusive on the meta device)."""
+    skipped = [c for c in checks if c.status == "skipped"]
+    gpu = sum(c.message.startswith("no CUDA") for c in skipped)
+    return gpu, len(skipped) - gpu
+
+
+def _skip_note(gpu: int, other: int, gpu_words: str) -> str:
+    parts = ([f"{gpu} not run here: {gpu_words}"] if gpu else []) + ([f"{other} inconclusive here"] if other else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def render(card: Scorecard, hidden: int, width: int = 100) -> str:
@@ -88,7 +101,7 @@ def render(card: Scorecard, hidden: int, width: int = 100) -> str:
                          f"{len(ran)} checks wait for it)")
             continue
         passed = sum(c.status == "passed" for c in ran)
-        gpu = f" ({len(checks) - len(ran)} not run here: no GPU)" if len(ran) < len(checks) else ""
+        gpu = _skip_note(*_skips(checks), "no GPU")
         lines.append(f"\n{'✓' if passed == len(ran) else '✗'} {exercise}: {passed}/{len(ran)} checks passed{gpu}")
         for c in checks:
             lines.append(f"    {MARK[c.status]} {friendly_name(c)}")

@@ -63,17 +63,19 @@ def test_the_table_names_checks_plainly_and_never_says_all_passed_while_checks_a
 
     checks = (CheckResult("test_low_precision_inputs_work[softmax-float16]", "softmax", "passed", 1, 1, "", "visible"),
               CheckResult("test_cuda_matches_cpu[softmax]", "softmax", "skipped", 0, 0, "no CUDA", "visible"),
+              CheckResult("test_stays_on_the_inputs_device[softmax]", "softmax", "skipped", 0, 1,
+                          "inconclusive on the meta device (...); not counted", "visible"),
               CheckResult("test_output_matches_reference[bag_of_past]", "bag_of_past", "failed", 0, 2,
                           "not attempted", "visible"))
     card = Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), 1, 3, checks)
     text = selfcheck.render(card, hidden=25)
     assert "✓ low precision inputs work (float16)" in text
-    assert "✓ softmax: 1/1 checks passed (1 not run here: no GPU)" in text
+    assert "✓ softmax: 1/1 checks passed (1 not run here: no GPU; 1 inconclusive here)" in text
     assert "✗ bag_of_past: not attempted yet" in text
     assert "Visible checks: 1 of 2 passed, 1 failed" in text
     assert "25 more checks run only when your work is graded" in text
     assert selfcheck.exit_code(card) == 1
-    passing = Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), 1, 1, checks[:2])
+    passing = Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), 1, 1, checks[:3])
     assert selfcheck.exit_code(passing) == 0
     assert "does not guarantee full marks" in selfcheck.render(passing, hidden=25)
 
