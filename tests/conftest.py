@@ -33,3 +33,13 @@ def grade(server: WorkerServer, tmp_path: Path) -> Callable[..., Scorecard]:
         return api.grade(path, assignment, server=server)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One `grader release` of every assignment, shared by the release and round-trip tests (read only)."""
+    from grader.release import bundle
+
+    out = tmp_path_factory.mktemp("release")
+    bundle.build_release(out)
+    return out

@@ -22,13 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG = load_config(ROOT / "assignments.yaml")
 
 
-@pytest.fixture(scope="module")
-def release(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("release")
-    bundle.build_release(out)
-    return out
-
-
 def bundle_files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 

@@ -19,18 +19,10 @@ import nbformat
 import pytest
 
 from grader import api
-from grader.release import bundle
 from grader.release.notebooks import fill_exercises
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("release")
-    bundle.build_release(out)
-    return out
 
 
 @pytest.fixture(scope="module")

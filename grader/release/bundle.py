@@ -47,6 +47,7 @@ def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
     """Write the bundle for ``assignment_ids`` (default: every assignment) into ``out``."""
     config = load_config(config_path)
     ids = sorted(assignment_ids or config.assignments)
+    written_before = _previous_release(out)  # before the minutes of recording: a wrong folder fails at once
     files: dict[str, bytes] = {}
     assignments = [config.assignment(aid) for aid in ids]
     hidden: dict[str, int] = {}
@@ -62,7 +63,7 @@ def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
     hashes = {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}
     files[MANIFEST] = (json.dumps({"grader": __version__, "assignments": ids, "files": hashes},
                                   indent=1, sort_keys=True) + "\n").encode()
-    _write(out, files)
+    _write(out, files, written_before)
     return Release(out, hashes)
 
 
@@ -111,20 +112,25 @@ def student_readme(assignments: list[AssignmentConfig], hidden: dict[str, int]) 
     return environment.get_template("README.md.j2").render(assignments=rows, version=__version__)
 
 
-def _write(out: Path, files: dict[str, bytes]) -> None:
-    """Into an empty or missing folder, or over an earlier release (whose stale files go)."""
+def _previous_release(out: Path) -> set[str]:
+    """The files an earlier release wrote into ``out``; ``out`` must be missing, empty or a release."""
     if out.exists() and not out.is_dir():
         raise ReleaseError(f"{out} exists and is not a folder")
     previous = out / MANIFEST
-    if out.is_dir() and any(out.iterdir()) and not previous.is_file():
-        raise ReleaseError(f"{out} is not empty and holds no earlier release ({MANIFEST}); choose an empty folder")
-    if previous.is_file():
-        try:
-            written_before = set(json.loads(previous.read_text(encoding="utf-8"))["files"])
-        except (ValueError, KeyError, TypeError):
-            raise ReleaseError(f"{previous} is not a release manifest; choose an empty folder") from None
-        for stale in sorted(written_before - set(files)):
-            (out / stale).unlink(missing_ok=True)
+    if not previous.is_file():
+        if out.is_dir() and any(out.iterdir()):
+            raise ReleaseError(f"{out} is not empty and holds no earlier release ({MANIFEST}); choose an empty folder")
+        return set()
+    try:
+        return set(json.loads(previous.read_text(encoding="utf-8"))["files"])
+    except (ValueError, KeyError, TypeError):
+        raise ReleaseError(f"{previous} is not a release manifest; choose an empty folder") from None
+
+
+def _write(out: Path, files: dict[str, bytes], written_before: set[str]) -> None:
+    """Write what changed; remove what an earlier release wrote that this one does not."""
+    for stale in sorted(written_before - set(files)):
+        (out / stale).unlink(missing_ok=True)
     for rel, data in sorted(files.items()):
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
