@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import queue
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -23,8 +23,11 @@ import pytest
 import torch
 
 from grader.config import CHECKS_ROOT, AssignmentConfig
-from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
+from grader.diagnosis.catalogue import CatalogueError, Mistake, load_catalogue
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
+from grader.sandbox.errors import NotAttempted, StudentError, StudentProblem, StudentTimeout
 from grader.sandbox.proxy import StudentProxy
+from grader.scorecard import Diagnosis
 from grader.submission import Submission
 from grader.tape import Tape, TapeMiss
 from grader.warmup import warm_up_judge
@@ -46,6 +49,9 @@ class Outcome:
     status: str
     message: str
     duration_s: float
+    diagnosis: Diagnosis | None = None
+    matches: tuple[Mistake, ...] = ()  # catalogued mistakes its answers match, before they are settled per card
+    requests: tuple[tuple[dict, dict], ...] = ()  # what it asked of the student, kept until the card is settled
 
 
 def load_reference(path: Path) -> ModuleType:
@@ -89,10 +95,12 @@ class GraderPlugin:
     life; ``context`` is swapped for every submission.
     """
 
-    def __init__(self, reference: ReferenceFor, assignment: AssignmentConfig, cuda: bool) -> None:
+    def __init__(self, reference: ReferenceFor, assignment: AssignmentConfig, cuda: bool,
+                 diagnoser: Diagnoser | None = None) -> None:
         self._reference = reference
         self._assignment = assignment
         self._cuda = cuda
+        self.diagnoser = diagnoser
         self.context: Context | None = None
 
     def _now(self) -> Context:
@@ -123,6 +131,8 @@ class GraderPlugin:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> None:
         item.user_properties.clear()  # the same item runs once per submission
+        if self.context is not None:
+            self.context.student.start_recording()  # a failed check's diagnosis replays only its own requests
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):  # noqa: ANN201 - pytest hookwrapper
@@ -144,7 +154,19 @@ class GraderPlugin:
                 item.user_properties.append(("verdict", {"status": "skipped", "message": _skip_reason(report)}))
         if report.when != "call":
             return
-        item.user_properties.append(("verdict", _verdict(report, call, dict(item.user_properties))))
+        verdict = _verdict(report, call, dict(item.user_properties))
+        exc = call.excinfo.value if call.excinfo else None
+        if verdict["status"] in ("failed", "error") and isinstance(exc, (AssertionError, StudentError)):
+            verdict["matches"] = self._matches(dict(item.user_properties).get("exercise", ""))
+        if self.diagnoser is not None and self.context is not None:
+            verdict["requests"] = tuple(self.context.student.recorded())  # settling the card may replay them
+        item.user_properties.append(("verdict", verdict))
+
+    def _matches(self, exercise: str) -> tuple[Mistake, ...]:
+        """The known mistakes this failed check's answers match (``grader.diagnosis``); settled per card."""
+        if self.diagnoser is None or self.context is None:
+            return ()
+        return tuple(self.diagnoser.matching(exercise, self.context.student.recorded()))
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -154,7 +176,7 @@ def _skip_reason(report: pytest.TestReport) -> str:
     return "skipped"
 
 
-def _verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> dict[str, str]:
+def _verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> dict[str, Any]:
     if report.skipped:
         return {"status": "skipped", "message": _skip_reason(report)}
     if report.passed:
@@ -176,8 +198,9 @@ def _verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> d
     return {"status": "error", "message": _clip(f"internal check error ({type(exc).__name__}: {exc}); please report this")}
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+def _clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    limit = max(limit, 200)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 PYTEST_ARGS = (
@@ -218,15 +241,19 @@ class Judge:
         torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
         self._broken: ChecksBroken | None = None
         answers: ReferenceFor = lambda check_id: ModuleType("unloadable_reference")  # noqa: E731
+        diagnoser = None
         try:
             answers = reference or reference_source(assignment)
+            diagnoser = _diagnoser(assignment) if reference is None else None
+        except CatalogueError as exc:
+            self._broken = ChecksBroken(f"the catalogue of known mistakes is broken: {exc}")
         except ChecksBroken as exc:
             self._broken = exc
         except Exception as exc:  # noqa: BLE001 - a broken reference is the grader's failure: every card says so
             source = assignment.reference or assignment.expected
             self._broken = ChecksBroken(f"the {'reference' if assignment.reference else 'recorded values'} "
                                         f"{source.name if source else ''} cannot be loaded: {type(exc).__name__}: {exc}")
-        self.plugin = GraderPlugin(answers, assignment, cuda)
+        self.plugin = GraderPlugin(answers, assignment, cuda, diagnoser)
         self._assignment, self._visible_only = assignment, visible_only
         self.deselected = 0  # checks left out by ``visible_only``, known once collected
         self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
@@ -287,7 +314,7 @@ class Judge:
                 # The next item is items[0] after the last: session-scoped fixtures stay warm.
                 nextitem = items[i + 1] if i + 1 < len(items) else items[0]
                 item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-            return self._outcomes
+            return _with_diagnoses(self._outcomes, self.plugin.diagnoser)
         finally:
             self.plugin.context = None
 
@@ -326,6 +353,14 @@ class Judge:
             self._thread.join(timeout)
 
 
+def _diagnoser(assignment: AssignmentConfig) -> Diagnoser | None:
+    """Diagnosis needs the reference and the catalogue: a course judge has both, a student kit neither."""
+    if assignment.reference is None:
+        return None
+    mistakes = load_catalogue(assignment.id)
+    return Diagnoser(assignment.reference, mistakes) if mistakes else None
+
+
 def _outcome(nodeid: str, props: dict[str, Any], duration: float) -> Outcome:
     check_id = nodeid.rsplit("::", 1)[-1]
     verdict = props.get("verdict") or {"status": "error", "message": "the check recorded no result"}
@@ -336,7 +371,26 @@ def _outcome(nodeid: str, props: dict[str, Any], duration: float) -> Outcome:
         status=str(verdict["status"]),
         message=str(verdict["message"]),
         duration_s=round(duration, 6),
+        matches=tuple(verdict.get("matches", ())),
+        requests=tuple(verdict.get("requests", ())),
     )
+
+
+def _with_diagnoses(outcomes: list[Outcome], diagnoser: Diagnoser | None) -> list[Outcome]:
+    """Settle the matched mistakes across the card, then name them in each message."""
+    if diagnoser is None:
+        return outcomes
+    settled = diagnoser.settle([CheckEvidence(o.exercise, o.status, o.matches, o.requests) for o in outcomes])
+    result = []
+    for outcome, found in zip(outcomes, settled):
+        named = diagnosis(found)
+        if named is None:
+            result.append(replace(outcome, matches=(), requests=()))
+            continue
+        text = named[1]
+        message = _clip(f"{_clip(outcome.message, MAX_MESSAGE - len(text) - 1)}\n{text}")
+        result.append(replace(outcome, message=message, diagnosis=named[0], matches=(), requests=()))
+    return result
 
 
 def cuda_available() -> bool:

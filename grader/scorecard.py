@@ -18,8 +18,33 @@ import fastjsonschema
 
 from grader.files import write_atomically
 
-SCHEMA_VERSION = "1.1"  # 1.1: the optional `notebook` section
+SCHEMA_VERSION = "1.2"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """A catalogued mistake, by id and the short title a student reads."""
+
+    id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Which known mistake a failed check's outputs match (``grader.diagnosis``).
+
+    ``also``: other mistakes that match the same outputs just as well; the
+    message then names them all rather than pick one.
+    """
+
+    id: str
+    title: str
+    also: tuple[Mistake, ...] = ()
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
+        return cls(data["id"], data["title"], tuple(Mistake(m["id"], m["title"]) for m in data.get("also", ())))
 
 
 @dataclass(frozen=True)
@@ -32,6 +57,7 @@ class CheckResult:
     message: str
     visibility: str
     duration_s: float = 0.0
+    diagnosis: Diagnosis | None = None  # only on a failed check
 
 
 @dataclass(frozen=True)
@@ -81,15 +107,21 @@ class Scorecard:
     output: str = ""
     grader_error: str | None = None
     notebook: NotebookReport | None = None  # only for .ipynb submissions
+    figures: dict[str, Any] | None = None  # the HTML report's small tensors, from public inputs only
     graded_at: str = ""
     duration_s: float = 0.0
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = json.loads(json.dumps(asdict(self)))  # tuples -> lists: JSON-native, schema-checkable
-        for optional in ("grader_error", "notebook"):
+        for optional in ("grader_error", "notebook", "figures"):
             if data[optional] is None:
                 del data[optional]
+        for check in data["checks"]:
+            if check["diagnosis"] is None:
+                del check["diagnosis"]
+            elif not check["diagnosis"]["also"]:
+                del check["diagnosis"]["also"]
         return data
 
     def to_json(self) -> str:
@@ -103,16 +135,22 @@ class Scorecard:
             submission=SubmissionInfo(**data["submission"]),
             score=data["score"],
             max_score=data["max_score"],
-            checks=tuple(CheckResult(**c) for c in data["checks"]),
+            checks=tuple(_check(c) for c in data["checks"]),
             environment=data.get("environment", {}),
             flags=tuple(Flag(**f) for f in data.get("flags", [])),
             output=data.get("output", ""),
             grader_error=data.get("grader_error"),
             notebook=_notebook(data.get("notebook")),
+            figures=data.get("figures"),
             graded_at=data.get("graded_at", ""),
             duration_s=data.get("duration_s", 0.0),
             schema_version=data["schema_version"],
         )
+
+
+def _check(data: dict[str, Any]) -> CheckResult:
+    diagnosis = data.get("diagnosis")
+    return CheckResult(**{**data, "diagnosis": Diagnosis.from_dict(diagnosis) if diagnosis else None})
 
 
 def _notebook(data: dict[str, Any] | None) -> NotebookReport | None:

@@ -28,8 +28,9 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
         share = cfg.points / shares[(o.exercise, o.test)]
         max_score = _skipped_max(assignment, cfg, share) if o.status == "skipped" else share
         score = share if o.status == "passed" else 0.0
+        diagnosis = o.diagnosis if o.status in ("failed", "error") else None  # never on a passing (or skipped) check
         results.append(CheckResult(o.check_id, o.exercise, o.status, _r(score), _r(max_score), o.message,
-                                   cfg.visibility, o.duration_s))
+                                   cfg.visibility, o.duration_s, diagnosis))
     order = {ex.name: i for i, ex in enumerate(assignment.exercises)}
     results.sort(key=lambda r: order.get(r.exercise, len(order)))  # stable: collection order within an exercise
     seen = set(shares)
@@ -60,8 +61,11 @@ def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, stat
 
 def build_scorecard(assignment: AssignmentConfig, submission: Submission, checks: list[CheckResult],
                     environment: dict[str, Any], output: str = "", grader_error: str | None = None,
-                    graded_at: str = "", duration_s: float = 0.0) -> Scorecard:
-    """The one constructor of scorecards: totals are always the sum of the checks."""
+                    graded_at: str = "", duration_s: float = 0.0, figures: dict[str, Any] | None = None) -> Scorecard:
+    """The one constructor of scorecards: totals are always the sum of the checks.
+
+    ``figures`` (``grader.figures``) only ride along for the HTML report: they never enter a total.
+    """
     flags = tuple(
         Flag("dynamic-code", f.line, f"`{f.name}` used{' in `' + f.function + '`' if f.function else ''}: "
              "dynamic lookups can hide forbidden calls; review by hand")
@@ -78,6 +82,7 @@ def build_scorecard(assignment: AssignmentConfig, submission: Submission, checks
         output=output,
         grader_error=grader_error,
         notebook=submission.notebook,
+        figures=figures,
         graded_at=graded_at,
         duration_s=round(duration_s, 3),
     )

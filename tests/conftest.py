@@ -43,3 +43,22 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("release")
     bundle.build_release(out)
     return out
+
+
+@pytest.fixture(scope="session")
+def corpus_cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scorecard]:
+    """Every mutant and alternative of the corpus graded once, through one warm grader per assignment.
+
+    Keyed by case id (``attention/mutants/softmax_dim0``). The corpus, diagnosis and
+    contract-clause tests all read these cards instead of grading the same files again.
+    """
+    from tests.corpus_cases import corpus
+
+    folder = tmp_path_factory.mktemp("corpus")
+    cases = corpus("mutants") + corpus("alternatives")
+    cards: dict[str, Scorecard] = {}
+    for assignment in sorted({c.assignment for c in cases}):
+        with api.Grader(assignment, server=server) as grader:
+            for case in (c for c in cases if c.assignment == assignment):
+                cards[case.id] = grader.grade(case.write_submission(folder / case.kind))
+    return cards

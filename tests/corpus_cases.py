@@ -14,6 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.scorecard import Scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -82,3 +86,27 @@ def read_header(path: Path) -> tuple[dict[str, str], tuple[tuple[str, str], ...]
 
 def corpus(kind: str) -> list[CorpusCase]:
     return [CorpusCase(p, kind, *read_header(p)) for p in sorted(CORPUS.glob(f"*/{kind}/*.py"))]
+
+
+def expected_diagnosis(case: CorpusCase) -> str | None:
+    """The catalogue id a mutant's ``# diagnosis:`` header names; None for ``none ...`` and alternatives.
+    A mutant with no header expects a diagnosis it cannot get: it counts as a miss."""
+    if case.kind != "mutants":
+        return None
+    value = case.header.get("diagnosis", "(no diagnosis header)").split(" ", 1)[0]
+    return None if value == "none" else value
+
+
+def diagnosis_outcome(card: "Scorecard", expected: str | None) -> str:
+    """How a card's diagnoses compare with the mistake a case is known to make.
+
+    ``right``: only ``expected`` is named; ``ambiguous``: it is named beside others
+    that match as well; ``wrong``: a mistake is named and it is not ``expected``;
+    ``none``: nothing is named. ``expected`` None (a correct alternative): any name is wrong.
+    """
+    named = {m for c in card.checks if c.diagnosis for m in (c.diagnosis.id, *(a.id for a in c.diagnosis.also))}
+    if not named:
+        return "none"
+    if expected in named:
+        return "right" if named == {expected} else "ambiguous"
+    return "wrong"

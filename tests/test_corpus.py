@@ -31,16 +31,16 @@ def test_a_stale_replace_line_fails_loudly(tmp_path):
 
 
 @pytest.mark.parametrize("case", ALTERNATIVES, ids=lambda c: c.id)
-def test_alternative_scores_full_marks(grade, tmp_path, case):
-    card = grade(case.write_submission(tmp_path), case.assignment)
+def test_alternative_scores_full_marks(corpus_cards, case):
+    card = corpus_cards[case.id]
     failing = [(c.id, c.message) for c in card.checks if c.status not in ("passed", "skipped")]
     assert card.grader_error is None
     assert not failing and card.score == card.max_score, failing[:3]
 
 
 @pytest.mark.parametrize("case", MUTANTS, ids=lambda c: c.id)
-def test_mutant_loses_points_with_a_teaching_message(grade, tmp_path, case):
-    card = grade(case.write_submission(tmp_path), case.assignment)
+def test_mutant_loses_points_with_a_teaching_message(corpus_cards, case):
+    card = corpus_cards[case.id]
     assert card.grader_error is None
     assert card.score < card.max_score
     own = [c for c in card.checks if c.exercise == case.header["exercise"] and c.score < c.max_score]

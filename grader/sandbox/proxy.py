@@ -32,6 +32,15 @@ class StudentProxy:
 
     def __init__(self, worker: SubmissionWorker) -> None:
         self._worker = worker
+        self._requests: list[tuple[dict, dict]] = []
+
+    def start_recording(self) -> None:
+        """Forget the requests kept so far: the judge calls this as each check starts."""
+        self._requests = []
+
+    def recorded(self) -> list[tuple[dict, dict]]:
+        """Every (request, reply) since ``start_recording``: what a failed check's diagnosis replays."""
+        return list(self._requests)
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name.startswith("_"):
@@ -74,6 +83,7 @@ class StudentProxy:
             "return_args": return_args,
         }
         reply = self._worker.request(message, f"`{name}`")
+        self._requests.append((message, reply))
         self._raise(reply, name)
         return CallResult(reply.get("value"), reply.get("grads"), reply.get("args"))
 
@@ -81,6 +91,7 @@ class StudentProxy:
         """Construct ``cls(*args)`` in the child and report facts (see ``child.probe``)."""
         message = {"op": "probe", "cls": cls, "args": list(args), "seed": seed, **options}
         reply = self._worker.request(message, f"`{cls}`")
+        self._requests.append((message, reply))
         self._raise(reply, cls)
         facts = reply.get("facts")
         return facts if isinstance(facts, dict) else {}

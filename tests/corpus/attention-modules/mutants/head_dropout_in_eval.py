@@ -2,5 +2,6 @@
 # assignment: attention-modules
 # exercise: SelfAttentionHead
 # message: eval|dropout|training
+# diagnosis: head_dropout_in_eval
 # why: uses F.dropout(wei, p, training=True), so dropout stays on in eval mode
 # replace: wei = self.dropout(wei) ==> wei = nn.functional.dropout(wei, self.dropout.p, training=True)

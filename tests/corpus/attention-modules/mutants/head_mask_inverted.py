@@ -2,5 +2,6 @@
 # assignment: attention-modules
 # exercise: SelfAttentionHead
 # message: causal|future|mask
+# diagnosis: head_mask_inverted
 # why: masks where tril == 1 (the past) instead of where tril == 0 (the future)
 # replace: self.tril[:T, :T] == 0 ==> self.tril[:T, :T] == 1

@@ -2,5 +2,6 @@
 # assignment: attention-modules
 # exercise: SelfAttentionHead
 # message: buffer|state_dict|device
+# diagnosis: head_tril_not_buffer
 # why: tril is a plain tensor attribute, not a registered buffer: not in state_dict and not moved by .to()
 # replace: self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length))) ==> self.tril = torch.tril(torch.ones(context_length, context_length))

@@ -2,5 +2,6 @@
 # assignment: attention-modules
 # exercise: MultiHeadAttention
 # message: eval|dropout|training
+# diagnosis: mha_dropout_in_eval
 # why: output dropout via F.dropout(..., training=True), so it stays on in eval mode
 # replace: return self.dropout(self.proj(out)) ==> return nn.functional.dropout(self.proj(out), self.dropout.p, training=True)

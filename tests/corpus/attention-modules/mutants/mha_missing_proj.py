@@ -2,6 +2,7 @@
 # assignment: attention-modules
 # exercise: MultiHeadAttention
 # message: proj
+# diagnosis: mha_missing_proj
 # why: never creates or applies the proj Linear: returns the concatenated heads directly
 # replace: self.proj = nn.Linear(d_model, d_model) ==> self.projection = nn.Linear(d_model, d_model)
 # replace: self.dropout(self.proj(out)) ==> self.dropout(self.projection(out))

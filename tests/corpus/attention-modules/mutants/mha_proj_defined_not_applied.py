@@ -2,5 +2,6 @@
 # assignment: attention-modules
 # exercise: MultiHeadAttention
 # message: proj|concatenate
+# diagnosis: mha_proj_defined_not_applied
 # why: creates proj but forgets to apply it in forward
 # replace: return self.dropout(self.proj(out)) ==> return self.dropout(out)

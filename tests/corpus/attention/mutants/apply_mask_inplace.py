@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: apply_mask
 # message: modif|in place|in-place|input
+# diagnosis: apply_mask_inplace
 # why: apply_mask uses masked_fill_ and overwrites the caller's scores tensor in place
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: apply_mask
 # message: -inf|False|mask
+# diagnosis: apply_mask_inverted
 # why: apply_mask sets -inf where the mask is True (the allowed positions) instead of where it is False
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention_entropy
 # message: nats|natural|log
+# diagnosis: attention_entropy_log2
 # why: attention_entropy uses log2 (bits) instead of the natural log (nats)
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention_entropy
 # message: minus|negative
+# diagnosis: attention_entropy_missing_minus
 # why: attention_entropy forgets the minus sign, so every entropy is negative
 
 import torch

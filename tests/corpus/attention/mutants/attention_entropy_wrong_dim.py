@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention_entropy
 # message: dim|shape|row
+# diagnosis: attention_entropy_wrong_dim
 # why: attention_entropy sums over dim -2 (the queries) instead of -1 (each row's keys)
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention
 # message: causal
+# diagnosis: attention_ignores_causal_flag
 # why: attention always applies the causal mask, ignoring causal=False
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention
 # message: scale
+# diagnosis: attention_ignores_scale_flag
 # why: attention always scales the scores, ignoring scale=False
 
 import torch

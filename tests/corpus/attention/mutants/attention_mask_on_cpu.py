@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention
 # message: device
+# diagnosis: attention_mask_on_cpu
 # why: attention builds its mask with torch.ones(T, T) and no device, so it fails for inputs not on the CPU
 
 import torch

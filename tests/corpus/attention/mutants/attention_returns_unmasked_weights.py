@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention
 # message: weights|future|upper triangle
+# diagnosis: attention_returns_unmasked_weights
 # why: attention returns weights computed before masking (for plotting) while out uses the masked ones
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: attention_scores
 # message: scal|raw|sqrt
+# diagnosis: attention_scores_scaled
 # why: attention_scores already divides by sqrt(d) although the contract asks for raw dot products
 
 import math

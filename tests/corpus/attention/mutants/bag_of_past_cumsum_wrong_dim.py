@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: bag_of_past
 # message: mean|average|dim
+# diagnosis: bag_of_past_cumsum_wrong_dim
 # why: bag_of_past takes the running sum over the channel dim (-1) instead of the time dim (-2)
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: bag_of_past
 # message: mean|average
+# diagnosis: bag_of_past_divides_by_T
 # why: bag_of_past divides the running sum by T instead of by t + 1
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: causal_mask
 # message: diagonal|itself
+# diagnosis: causal_mask_diagonal_masked
 # why: causal_mask uses tril(diagonal=-1), so a token may not attend to itself (and row 0 is all False)
 
 import torch

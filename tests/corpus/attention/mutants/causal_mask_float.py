@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: causal_mask
 # message: bool|dtype
+# diagnosis: causal_mask_float
 # why: causal_mask returns the float 0/1 tril matrix (GPT-tutorial style) instead of a bool tensor
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: causal_mask
 # message: triu|upper
+# diagnosis: causal_mask_triu
 # why: causal_mask uses triu instead of tril, so each token attends to the future instead of the past
 
 import torch

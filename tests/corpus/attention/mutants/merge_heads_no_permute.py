@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: merge_heads
 # message: undo|transpose|reshape
+# diagnosis: merge_heads_no_permute
 # why: merge_heads reshapes (B, H, T, d) straight to (B, T, H*d) without moving the head axis back first
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: merge_heads
 # message: undo|differs
+# diagnosis: merge_heads_wrong_order
 # why: merge_heads permutes to (B, T, d, H) before flattening, interleaving the heads' channels
 
 import torch

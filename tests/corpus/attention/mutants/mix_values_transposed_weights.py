@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: mix_values
 # message: shape|transpose|weights
+# diagnosis: mix_values_transposed_weights
 # why: mix_values uses weights.transpose(-2, -1) @ v (columns instead of rows of the weight matrix)
 
 import torch

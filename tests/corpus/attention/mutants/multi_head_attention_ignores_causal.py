@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: multi_head_attention
 # message: causal
+# diagnosis: multi_head_attention_ignores_causal
 # why: multi_head_attention never forwards its causal flag, so causal=False is still masked
 
 import torch

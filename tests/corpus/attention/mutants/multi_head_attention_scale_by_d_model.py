@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: multi_head_attention
 # message: scale|sqrt|d_head
+# diagnosis: multi_head_attention_scale_by_d_model
 # why: multi_head_attention scales by sqrt(C) (d_model) instead of sqrt(C // n_heads) (d_head)
 
 import math

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: multi_head_attention
 # message: shape|weights|head
+# diagnosis: multi_head_attention_weights_averaged
 # why: multi_head_attention returns the weights averaged over heads, (B, T, T), instead of (B, n_heads, T, T)
 
 import torch

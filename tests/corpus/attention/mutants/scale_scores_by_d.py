@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: scale_scores
 # message: sqrt|scal
+# diagnosis: scale_scores_by_d
 # why: scale_scores divides by head_size instead of sqrt(head_size)
 
 import torch

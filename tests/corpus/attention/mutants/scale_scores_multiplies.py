@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: scale_scores
 # message: sqrt|divid|scal
+# diagnosis: scale_scores_multiplies
 # why: scale_scores multiplies by sqrt(head_size) instead of dividing
 
 import math

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: softmax
 # message: dim|sum to 1
+# diagnosis: softmax_dim0
 # why: softmax hard-codes dim=0 (max and sum over the first axis) instead of using the dim argument
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: softmax
 # message: stab|NaN|1e4
+# diagnosis: softmax_global_max
 # why: softmax subtracts the max of the whole tensor, not of each row: rows far below the global max underflow to 0/0 = NaN
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: softmax
 # message: dim
+# diagnosis: softmax_ignores_dim
 # why: softmax ignores its dim argument and always normalises over the last axis
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: softmax
 # message: stab|overflow|NaN|inf|1e4
+# diagnosis: softmax_no_max_subtraction
 # why: softmax without subtracting the row max: exp overflows to inf for scores of magnitude 1e4, giving NaN
 
 import torch

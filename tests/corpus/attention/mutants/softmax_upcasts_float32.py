@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: softmax
 # message: dtype|float16|half
+# diagnosis: softmax_upcasts_float32
 # why: softmax computes in float32 for precision but forgets to cast back, so float16/bfloat16 input returns float32
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: softmax
 # message: torch\.softmax|forbidden|not allowed|by hand
+# diagnosis: none (only the source shows it: torch.softmax gives the right values)
 # why: softmax just calls torch.softmax, which the assignment forbids (values are right)
 
 import torch

@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: split_heads
 # message: ValueError
+# diagnosis: split_heads_assert
 # why: split_heads checks divisibility with assert (AssertionError) instead of raising ValueError
 
 import torch

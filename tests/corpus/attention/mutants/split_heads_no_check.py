@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: split_heads
 # message: ValueError
+# diagnosis: split_heads_no_check
 # why: split_heads never checks C % n_heads, so a bad n_heads dies with a RuntimeError from view, not ValueError
 
 import torch

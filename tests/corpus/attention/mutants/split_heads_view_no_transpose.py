@@ -2,6 +2,7 @@
 # assignment: attention
 # exercise: split_heads
 # message: shape|transpose|head
+# diagnosis: split_heads_view_no_transpose
 # why: split_heads views x as (B, H, T, d) directly without the transpose, scrambling tokens and channels
 
 import torch

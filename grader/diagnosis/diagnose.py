@@ -1,0 +1,276 @@
+"""Which known mistake do a failed check's answers match?
+
+While a check runs, the student proxy keeps every request it sent to the
+sandboxed child and the child's reply (``StudentProxy.recording``). When the
+check fails, the judge replays those requests here, in its own process, on
+the reference and on every catalogued variant of the check's exercise, with
+the same inputs and the same seeds. A mistake is named only when
+
+- the reference does not give the student's answers (the check failed for a
+  reason the answers show), and
+- the variant gives every one of them: the same values within the dtype's
+  tolerance (NaN where NaN, inf where inf), the same dtype, shape and device,
+  the same exception type where the student's code raised, the same inputs
+  written into where the check looked.
+
+Two mistakes that both match are named together; nothing is guessed. A
+request that cannot be replayed (a vector-Jacobian product, a probe with no
+forward) is not evidence either way.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Sequence
+
+import torch
+
+from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES
+from grader.diagnosis.catalogue import Mistake, module_from_source
+from grader.sandbox.protocol import DTYPES
+from grader.scorecard import Diagnosis
+from grader.scorecard import Mistake as NamedMistake
+
+Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, its reply)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one request gave: an exception kind, or the outputs, which inputs were written into,
+    and (for a module) its registered parameters and buffers."""
+
+    raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, torch's message for a RuntimeError)
+    outputs: tuple[Any, ...] = ()
+    modified: tuple[bool, ...] = ()
+    structure: tuple[Any, ...] = ()
+
+
+def _raised(type_name: str, message: str) -> Answer:
+    """A RuntimeError comes from a torch op, whose message names the failing operation: it is part
+    of the evidence (numbers aside). Other types are the code's own raises: their text is free."""
+    text = re.sub(r"\d+", "N", message.splitlines()[0] if message else "")[:100] if type_name == "RuntimeError" else ""
+    return Answer(raised=(type_name, any(s in message for s in DEVICE_MISMATCH), text))
+
+
+def _structure(parameters: dict[str, Any], buffers: dict[str, Any]) -> tuple[Any, ...]:
+    """Parameter names and shapes; buffer names, shapes and whether state_dict saves them."""
+    return (tuple(sorted((n, tuple(p["shape"])) for n, p in parameters.items())),
+            tuple(sorted((n, tuple(b["shape"]), bool(b["persistent"])) for n, b in buffers.items())))
+
+
+def _flat(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _modified(before: Sequence[Any], after: Sequence[Any]) -> tuple[bool, ...]:
+    def changed(b: Any, a: Any) -> bool:
+        if not isinstance(b, torch.Tensor) or b.device.type == "meta":
+            return False
+        return not (isinstance(a, torch.Tensor) and a.shape == b.shape and torch.equal(a.cpu(), b.cpu()))
+    return tuple(changed(b, a) for b, a in zip(before, after))
+
+
+def replayable(message: dict[str, Any]) -> bool:
+    """A plain call or a module probe; not a vector-Jacobian product (gradients are not replayed)."""
+    return (message.get("op") == "call" and message.get("vjp") is None) or message.get("op") == "probe"
+
+
+def student_answer(message: dict[str, Any], reply: dict[str, Any]) -> Answer:
+    """The child's reply as an Answer."""
+    if not reply.get("ok"):
+        return _raised(str(reply.get("type") or reply.get("kind") or "error"), str(reply.get("message", "")))
+    if message["op"] == "probe":
+        facts = reply.get("facts") or {}
+        return Answer(outputs=tuple(facts.get("outputs") or ()),
+                      structure=_structure(facts.get("parameters") or {}, facts.get("buffers") or {}))
+    modified = _modified(message["args"], reply.get("args") or []) if message.get("return_args") else ()
+    return Answer(outputs=_flat(reply.get("value")), modified=modified)
+
+
+def _clone(x: Any) -> Any:
+    return x.clone() if isinstance(x, torch.Tensor) else x
+
+
+def replay(module: ModuleType, message: dict[str, Any]) -> Answer:
+    """Answer ``message`` with ``module`` (the reference or a variant), in the judge.
+
+    The global RNG is seeded as the child seeds it and restored afterwards,
+    so dropout draws the same numbers and the judge's own state is untouched.
+    """
+    with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a variant's deprecation warnings say nothing about the student
+        seed = int(message.get("seed", 0))
+        torch.default_generator.manual_seed(seed)
+        try:
+            if message["op"] == "probe":
+                return _probe(module, message, seed)
+            args = [_clone(a) for a in message["args"]]
+            kwargs = {k: _clone(v) for k, v in message.get("kwargs", {}).items()}
+            value = getattr(module, message["fn"])(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the variant's exception is the evidence compared
+            return _raised(type(exc).__name__, str(exc))
+    modified = _modified(message["args"], args) if message.get("return_args") else ()
+    return Answer(outputs=_flat(value), modified=modified)
+
+
+def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
+    """What ``child.probe`` does, for the outputs and the structure: build, load, move, run each input."""
+    built = getattr(module, message["cls"])(*(message.get("args") or []), **(message.get("kwargs") or {}))
+    if message.get("params") is not None:
+        built.load_state_dict(message["params"], strict=False)
+    if message.get("dtype"):
+        built = built.to(DTYPES[message["dtype"]])
+    if message.get("to"):
+        built = built.to(message["to"])
+    built.train(message.get("mode", "eval") == "train")
+    saved = set(built.state_dict())
+    structure = _structure({n: {"shape": p.shape} for n, p in built.named_parameters()},
+                           {n: {"shape": b.shape, "persistent": n in saved} for n, b in built.named_buffers()})
+    outputs = []
+    for i, x in enumerate(message.get("inputs") or []):
+        torch.default_generator.manual_seed(seed + i)
+        outputs.append(built(x))
+    return Answer(outputs=tuple(outputs), structure=structure)
+
+
+def same(a: Answer, b: Answer) -> bool:
+    """Whether two answers agree: the same exception kind, or outputs equal within the dtype's tolerance."""
+    if a.raised or b.raised:
+        return a.raised == b.raised
+    return a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs) and all(
+        _close(x, y) for x, y in zip(a.outputs, b.outputs))
+
+
+def _close(x: Any, y: Any) -> bool:
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        return not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor) and type(x) is type(y) and x == y
+    if x.shape != y.shape or x.dtype != y.dtype or x.device.type != y.device.type:
+        return False
+    if x.device.type == "meta":
+        return True
+    if not x.is_floating_point():
+        return torch.equal(x.cpu(), y.cpu())
+    g, e = x.detach().cpu().double(), y.detach().cpu().double()
+    if not torch.equal(torch.isnan(g), torch.isnan(e)) or not torch.equal(torch.isinf(g) * g.sign(), torch.isinf(e) * e.sign()):
+        return False
+    finite = torch.isfinite(e)
+    rtol, atol = TOLERANCES.get(x.dtype, TOLERANCES[torch.float32])
+    return bool(((g[finite] - e[finite]).abs() <= atol + rtol * e[finite].abs()).all())
+
+
+def uses(module: ModuleType) -> dict[str, frozenset[str]]:
+    """For each function or class of ``module``, every name of the module it calls, directly or not.
+
+    A mistake in ``softmax`` also changes ``attention`` (which calls it), so an
+    ``attention`` check considers the mistakes of everything ``attention`` uses.
+    """
+    own = {name: obj for name, obj in vars(module).items()
+           if getattr(obj, "__module__", None) == module.__name__ and callable(obj)}
+
+    def names(obj: Any) -> set[str]:
+        codes = [obj.__code__] if hasattr(obj, "__code__") else [
+            f.__code__ for f in vars(obj).values() if hasattr(f, "__code__")]
+        found: set[str] = set()
+        while codes:
+            code = codes.pop()
+            found.update(code.co_names)
+            codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+        return found & own.keys()
+
+    direct = {name: names(obj) for name, obj in own.items()}
+    closure: dict[str, frozenset[str]] = {}
+    for name in own:
+        seen, todo = {name}, [name]
+        while todo:
+            for used in direct[todo.pop()] - seen:
+                seen.add(used)
+                todo.append(used)
+        closure[name] = frozenset(seen)
+    return closure
+
+
+@dataclass(frozen=True)
+class CheckEvidence:
+    """One check of a card, as settling needs it: its exercise, status, matches and requests."""
+
+    exercise: str
+    status: str
+    matches: tuple[Mistake, ...]
+    requests: tuple[Request, ...]
+
+
+class Diagnoser:
+    """The reference and the catalogued variants of one assignment, loaded once for a judge's life."""
+
+    def __init__(self, reference: Path, mistakes: Sequence[Mistake]) -> None:
+        self._reference_path = reference
+        self._mistakes = tuple(mistakes)
+        self._modules: dict[str, ModuleType] = {}  # loaded when first needed: most gradings never diagnose
+        self._uses: dict[str, frozenset[str]] | None = None
+
+    def _module(self, mistake: Mistake | None) -> ModuleType:
+        key = mistake.id if mistake else ""
+        if key not in self._modules:
+            self._modules[key] = (mistake.variant(self._reference_path) if mistake else
+                                  module_from_source(self._reference_path.read_text(encoding="utf-8"), "_diagnosis_reference"))
+        return self._modules[key]
+
+    def candidates(self, exercise: str) -> list[Mistake]:
+        """The mistakes that can change what ``exercise`` computes: its own and those of what it uses."""
+        if self._uses is None:
+            self._uses = uses(self._module(None))
+        reach = self._uses.get(exercise, frozenset({exercise}))
+        return [m for m in self._mistakes if m.exercise in reach]
+
+    def matching(self, exercise: str, requests: Sequence[Request]) -> list[Mistake]:
+        """The catalogued mistakes whose variant gives every answer the student gave, when the reference does not."""
+        evidence = [(message, student_answer(message, reply)) for message, reply in requests if replayable(message)]
+        candidates = self.candidates(exercise)
+        if not evidence or not candidates:
+            return []
+        if all(same(answer, replay(self._module(None), message)) for message, answer in evidence):
+            return []  # the reference gives the same answers: they do not show the mistake
+        return [m for m in candidates if self._gives(m, evidence)]
+
+    def _gives(self, mistake: Mistake, evidence: Sequence[tuple[dict[str, Any], Answer]]) -> bool:
+        return all(same(answer, replay(self._module(mistake), message)) for message, answer in evidence)
+
+    def settle(self, checks: Sequence[CheckEvidence]) -> list[list[Mistake]]:
+        """Across one card, drop the matches the card itself rules out.
+
+        - A mistake of another exercise whose checks all passed is not the student's: every
+          catalogued mistake fails a check of its own exercise.
+        - Where several still match, a mistake whose variant answers differently from the student
+          in a check of the same exercise that the student passed is not the student's either.
+        - Where several still match and one is the only match of a check of its own exercise, keep
+          that one: it is shown there and alone explains this check too (a ``causal_mask`` that
+          ignores its device fails ``attention`` as an ``attention`` that builds its mask on the CPU would).
+        """
+        failing = {c.exercise for c in checks if c.status not in ("passed", "skipped")}
+        kept = [[m for m in c.matches if m.exercise == c.exercise or m.exercise in failing] for c in checks]
+        passed: dict[str, list[tuple[dict[str, Any], Answer]]] = {}
+        for c in checks:
+            if c.status == "passed":
+                passed.setdefault(c.exercise, []).extend(
+                    (message, student_answer(message, reply)) for message, reply in c.requests if replayable(message))
+        kept = [[m for m in found if self._gives(m, passed.get(c.exercise, []))] if len(found) > 1 else found
+                for found, c in zip(kept, checks)]
+        shown = {found[0].id for found, c in zip(kept, checks) if len(found) == 1 and found[0].exercise == c.exercise}
+        return [[m for m in found if m.id in shown] or found if len(found) > 1 else found for found in kept]
+
+
+def diagnosis(found: Sequence[Mistake]) -> tuple[Diagnosis, str] | None:
+    """The scorecard's diagnosis and the sentence a student reads after the check's own message."""
+    if not found:
+        return None
+    first, *others = found
+    if not others:
+        return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}"
+    listed = "; or ".join(m.title for m in found)
+    text = (f"Likely mistake: your results match each of {len(found)} known mistakes equally well, "
+            f"so it is one of them: {listed}.")
+    return Diagnosis(first.id, first.title, tuple(NamedMistake(m.id, m.title) for m in others)), text

@@ -1,0 +1,7 @@
+# expect: lose
+# assignment: attention
+# exercise: apply_mask
+# message: -inf|inf
+# diagnosis: apply_mask_fill_minus_1e4
+# why: apply_mask fills masked positions with -1e4 instead of -inf
+# replace: return scores.masked_fill(~mask, float("-inf")) ==> return scores.masked_fill(~mask, -1e4)

@@ -1,0 +1,124 @@
+"""Diagnosis: a failed check names the catalogued mistake its answers match, and only then.
+
+The catalogue (grader/diagnosis/catalogue) and the corpus mutants are checked
+against each other: every mistake has a mutant that makes it, and every mutant's
+``# diagnosis:`` header names what its card must say. The cards come from the
+session's ``corpus_cards``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from grader.config import load_config
+from grader.diagnosis.catalogue import CATALOGUE_ROOT, CatalogueError, load_catalogue, read_mistake
+from grader.diagnosis.diagnose import Diagnoser, diagnosis
+from tests.corpus_cases import REFERENCE, corpus, diagnosis_outcome, expected_diagnosis
+
+MUTANTS = corpus("mutants")
+ALTERNATIVES = corpus("alternatives")
+ASSIGNMENTS = ("attention", "attention-modules")
+
+
+def test_every_catalogued_mistake_applies_to_the_reference_and_has_a_mutant():
+    named = {(c.assignment, expected_diagnosis(c)) for c in MUTANTS}
+    exercises = {a: {ex.name for ex in load_config().assignment(a).exercises} for a in ASSIGNMENTS}
+    for assignment in ASSIGNMENTS:
+        mistakes = load_catalogue(assignment)
+        assert len(mistakes) >= 20, assignment
+        for mistake in mistakes:
+            assert mistake.exercise in exercises[assignment], f"{mistake.id}: unknown exercise {mistake.exercise}"
+            assert mistake.source(REFERENCE[assignment].read_text()) != REFERENCE[assignment].read_text(), mistake.id
+            mistake.variant(REFERENCE[assignment])  # the patched reference loads
+            assert (assignment, mistake.id) in named, f"no corpus mutant makes the catalogued mistake {mistake.id}"
+
+
+def test_every_mutant_header_names_a_catalogued_mistake_or_says_why_not():
+    ids = {(a, m.id) for a in ASSIGNMENTS for m in load_catalogue(a)}
+    for case in MUTANTS:
+        header = case.header.get("diagnosis")
+        assert header, f"{case.id}: add a `# diagnosis:` header (a catalogue id, or `none (why)`)"
+        if header.startswith("none"):
+            assert len(header) > len("none ("), f"{case.id}: say why no diagnosis is possible"
+        else:
+            assert (case.assignment, header) in ids, f"{case.id}: no catalogued mistake {header!r}"
+
+
+def test_a_stale_or_malformed_catalogue_file_fails_loudly(tmp_path):
+    bad = tmp_path / "attention" / "broken.yaml"
+    bad.parent.mkdir()
+    bad.write_text("exercise: softmax\ntitle: short\n")
+    with pytest.raises(CatalogueError, match="broken.yaml"):
+        read_mistake(bad, "attention")
+    stale = tmp_path / "attention" / "stale.yaml"
+    stale.write_text("exercise: softmax\ntitle: a mistake whose patch is stale\nexplanation: it no longer applies\n"
+                     "replace:\n- {old: this line is not in the reference, new: x}\n")
+    bad.unlink()
+    (mistake,) = load_catalogue("attention", root=tmp_path)
+    with pytest.raises(CatalogueError, match="exactly once"):
+        mistake.variant(REFERENCE["attention"])
+
+
+@pytest.mark.parametrize("case", [c for c in MUTANTS if expected_diagnosis(c)], ids=lambda c: c.id)
+def test_mutant_gets_its_own_diagnosis(corpus_cards, case):
+    card = corpus_cards[case.id]
+    outcome = diagnosis_outcome(card, expected_diagnosis(case))
+    named = [(c.id, c.diagnosis) for c in card.checks if c.diagnosis]
+    assert outcome == "right", f"{outcome}: expected {expected_diagnosis(case)}, the card names {named[:4]}"
+
+
+@pytest.mark.parametrize("case", ALTERNATIVES + [c for c in MUTANTS if not expected_diagnosis(c)], ids=lambda c: c.id)
+def test_no_diagnosis_without_a_catalogued_mistake(corpus_cards, case):
+    named = [(c.id, c.diagnosis.id) for c in corpus_cards[case.id].checks if c.diagnosis]
+    assert not named, named
+
+
+def test_diagnoses_sit_only_on_failed_checks_and_are_spelled_out(corpus_cards):
+    titles = {m.id: m.title for a in ASSIGNMENTS for m in load_catalogue(a)}
+    seen = 0
+    for card in corpus_cards.values():
+        for check in card.checks:
+            if check.diagnosis is None:
+                continue
+            seen += 1
+            assert check.status in ("failed", "error"), check
+            assert check.diagnosis.title == titles[check.diagnosis.id]
+            assert "Likely mistake: your results match" in check.message and check.diagnosis.title in check.message
+    assert seen > 50
+
+
+def test_two_mistakes_that_match_alike_are_named_together(tmp_path):
+    """When the evidence cannot tell two mistakes apart, both are named; neither is picked."""
+    folder = tmp_path / "attention"
+    folder.mkdir()
+    patch = ("replace:\n- old: 'return scores / math.sqrt(head_size)'\n"
+             "  new: 'return scores / head_size'\n")
+    for name in ("one", "two"):
+        (folder / f"{name}.yaml").write_text(
+            f"exercise: scale_scores\ntitle: divided by head_size ({name})\nexplanation: divide by its square root\n{patch}")
+    import torch
+
+    mistakes = load_catalogue("attention", root=tmp_path)
+    diagnoser = Diagnoser(REFERENCE["attention"], mistakes)
+    scores = torch.randn(3, 4, generator=torch.Generator().manual_seed(0))
+    message = {"op": "call", "fn": "scale_scores", "args": [scores, 16], "kwargs": {}, "seed": 0, "vjp": None,
+               "return_args": False}
+    wrong = {"ok": True, "value": scores / 16}
+    found = diagnoser.matching("scale_scores", [(message, wrong)])
+    assert [m.id for m in found] == ["one", "two"]
+    named, text = diagnosis(found)
+    assert named.id == "one" and [m.id for m in named.also] == ["two"]
+    assert "each of 2 known mistakes" in text and "(one)" in text and "(two)" in text
+    right = {"ok": True, "value": scores / 4}
+    assert diagnoser.matching("scale_scores", [(message, right)]) == []  # the reference's answer: nothing to name
+    other = {"ok": True, "value": scores * 4}
+    assert diagnoser.matching("scale_scores", [(message, other)]) == []  # wrong, but not a catalogued mistake
+
+
+def test_the_message_names_the_mistake_in_the_lessons_words(corpus_cards):
+    card = corpus_cards["attention/mutants/attention_softmax_over_queries"]
+    messages = [c.message for c in card.checks if c.diagnosis and c.diagnosis.id == "attention_softmax_over_queries"]
+    assert messages
+    assert re.search(r"softmax taken over the query dimension \(dim=-2\).*use dim=-1", messages[0], re.I | re.S)
