@@ -101,6 +101,23 @@ def expect_close(got: torch.Tensor, expected: torch.Tensor, what: str, dtype: to
     )
 
 
+def expect_permuted(got: torch.Tensor, base: torch.Tensor, what: str) -> None:
+    """``got`` (computed from permuted tokens) equals ``base`` (the original result, permuted alike).
+
+    Both come from the student's own code, so a bug that keeps the symmetry does not fail
+    here; only float32 rounding of sums taken in another order may differ, hence the
+    small tolerance.
+    """
+    expect_shape(got, base.shape, what)
+    assert torch.isfinite(base).all() and torch.isfinite(got).all(), f"{what} contains NaN or inf"
+    diff = (got.double() - base.double()).abs().max().item()
+    assert torch.allclose(got.double(), base.double(), rtol=1e-4, atol=1e-5), (
+        f"{what} is not the original result reordered the same way (largest difference {diff:.3g}). "
+        "Without the causal mask attention treats the tokens as a set: reordering the tokens must only "
+        "reorder the results. Something in your code depends on a token's position (a bias, a mask, an index)."
+    )
+
+
 def reference_f64(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run the reference in float64 on the same (already rounded) inputs."""
     def up(x: Any) -> Any:
@@ -170,7 +187,16 @@ def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wr
                   for i, o in enumerate(ref_out)]
     pairs = [(o, ct) for o, ct in zip(ref_out, cotangents) if o.requires_grad]
     expected = torch.autograd.grad([o for o, _ in pairs], [ref_args[i] for i in wrt], [ct for _, ct in pairs], allow_unused=True)
-    result = student.call(c.fn, *c.args, vjp={"wrt": list(wrt), "cotangents": tuple(cotangents)}, **c.kwargs)
+    try:
+        result = student.call(c.fn, *c.args, vjp={"wrt": list(wrt), "cotangents": tuple(cotangents)}, **c.kwargs)
+    except StudentError as err:
+        # autograd's own words when the output is cut off from every input; say what causes it instead.
+        if "does not require grad" in str(err.reply.get("message", "")):
+            raise AssertionError(
+                f"no gradient flows back through `{c.fn}` on {c.label}: its output is not connected to its inputs "
+                "in autograd (a .detach(), .item(), .tolist() or a new torch.tensor(...) breaks the graph)"
+            ) from None
+        raise
     grads = result.grads or []
     for k, (i, e) in enumerate(zip(wrt, expected)):
         what = f"the gradient of `{c.fn}` with respect to input #{i + 1} on {c.label}"

@@ -15,6 +15,8 @@ from grader.checks.helpers import Case, randn
 
 B, H, T, S, D, DV = 2, 3, 5, 7, 4, 6
 C = H * D  # 12
+# A fixed reordering of the T=5 tokens, no token left in place (the permutation-equivariance checks).
+PERMUTATION = torch.tensor([3, 0, 4, 1, 2])
 
 
 def _qkv(*lead: int, t: int = T, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from grader.checks import helpers as h
-from grader.checks.attention.conftest import B, D, DV, H, T
+from grader.checks.attention.conftest import B, D, DV, H, PERMUTATION, T
 
 
 def _attend(student, q, k, v, **kw):
@@ -178,3 +178,58 @@ def test_worked_example_fluffy_blue_cat(student):
             f"on the chapter's worked example the new vector of {token} should be {WORKED_OUT[t]} but `attention` "
             f"gives {got}: the weights are right, so mix the values with them (weights @ v)."
         )
+
+
+def _huge_future_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """q, k, v whose score for every future key is ~1e4 above the allowed ones (after scaling).
+
+    Dims 0..3 carry a strictly upper-triangular step: q[t] = 3e4·e_t (t < 4, the last token has
+    no future) and k[j][m] = 1 for m < j, so q[t]·k[j] is exactly 3e4 when j > t and exactly 0
+    when j <= t (3e4 / sqrt(8) ≈ 1.06e4 after scaling; no rounding reaches the allowed scores).
+    Dims 4..7 are ordinary random numbers, so the allowed weights are a real distribution.
+    """
+    q_step = torch.zeros(T, 4)
+    q_step[torch.arange(4), torch.arange(4)] = 3e4  # row T-1 stays 0
+    k_step = (torch.arange(4)[None, :] < torch.arange(T)[:, None]).float()  # (T, 4)
+    q = torch.cat([q_step, h.randn(T, 4, seed=480)], dim=-1).expand(B, T, 8).contiguous()
+    k = torch.cat([k_step, h.randn(T, 4, seed=481)], dim=-1).expand(B, T, 8).contiguous()
+    return q, k, h.randn(B, T, DV, seed=482)
+
+
+@pytest.mark.exercise("attention")
+def test_huge_future_scores_get_no_weight(student):
+    """Masking must happen on the scores: a softmax over all positions, then zeroing the future and
+    renormalising, agrees with the right answer on ordinary inputs, but when a future score is ~1e4
+    larger, exp() of every allowed score underflows to 0 and the renormalisation divides 0 by 0."""
+    q, k, v = _huge_future_inputs()
+    out, w = _attend(student, q, k, v)
+    scores = (q.double() @ k.double().mT) / (q.shape[-1] ** 0.5)
+    allowed = torch.ones(T, T, dtype=torch.bool).tril()
+    want_w = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    if not torch.isfinite(w).all():
+        t = int(torch.nonzero(~torch.isfinite(w))[0][-2])
+        raise AssertionError(
+            f"`attention` gives NaN or inf weights in row {t} when the future keys score about 1e4 above the "
+            "allowed ones. Set the future scores to -inf before the softmax: a softmax over all positions "
+            "underflows to 0 for every allowed key, and zeroing the future then renormalising divides 0 by 0."
+        )
+    h.expect_close(w, want_w, "`attention` weights when future scores are about 1e4 larger", torch.float32,
+                   "Only the past may share the weight: mask the scores with -inf before the softmax.")
+    assert torch.isfinite(out).all(), "`attention` output has NaN or inf although its weights are finite"
+    h.expect_close(out, want_w @ v.double(), "`attention` output when future scores are about 1e4 larger",
+                   torch.float32)
+
+
+@pytest.mark.exercise("attention")
+def test_causal_false_is_permutation_equivariant(student):
+    """Without the mask, permuting the tokens of q, k, v permutes out and the weights' rows and columns alike.
+
+    The student's attention is compared with itself (original vs permuted input), so a
+    numerical bug elsewhere does not fail this check; only a position-dependent term does.
+    """
+    q, k, v = h.randn(B, T, D, seed=490), h.randn(B, T, D, seed=491), h.randn(B, T, DV, seed=492)
+    p = PERMUTATION
+    out, w = _attend(student, q, k, v, causal=False)
+    out_p, w_p = _attend(student, q[:, p], k[:, p], v[:, p], causal=False)
+    h.expect_permuted(out_p, out[:, p], "`attention(..., causal=False)` out for permuted tokens")
+    h.expect_permuted(w_p, w[:, p][:, :, p], "`attention(..., causal=False)` weights for permuted tokens")

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from grader.checks import helpers as h
-from grader.checks.attention.conftest import B, C, H, T
+from grader.checks.attention.conftest import B, C, H, PERMUTATION, T
 
 pytestmark = pytest.mark.exercise("multi_head_attention")
 
@@ -72,3 +72,18 @@ def test_future_tokens_do_not_change_past_outputs(student):
     assert torch.allclose(out[:, :3], out2[:, :3], atol=1e-5), (
         "changing tokens after position 2 changed outputs 0..2: `multi_head_attention` is not causal"
     )
+
+
+def test_causal_false_is_permutation_equivariant(student):
+    """Without the mask, permuting the tokens of x permutes out and every head's weights alike.
+
+    Compared with the student's own result for the original order, so only a
+    position-dependent term fails it, not a numerical bug elsewhere.
+    """
+    x, ws = _inputs(640)
+    p = PERMUTATION
+    out, w = _run(student, x, ws, H, causal=False)
+    out_p, w_p = _run(student, x[:, p], ws, H, causal=False)
+    h.expect_permuted(out_p, out[:, p], "`multi_head_attention(..., causal=False)` out for permuted tokens")
+    h.expect_permuted(w_p, w[:, :, p][:, :, :, p],
+                      "`multi_head_attention(..., causal=False)` weights for permuted tokens")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 
 from grader.checks import helpers as h
-from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, T, x_of
+from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, T, ModuleSpec, x_of
 from grader.sandbox.errors import StudentError
 
 HINTS = {
@@ -125,3 +125,37 @@ def test_dropout_active_in_training_mode(student, spec):
     assert not torch.allclose(train.double(), spec.expected(x), atol=1e-5), (
         f"`{spec.cls}` in training mode with dropout=0.5 gives exactly the eval output: dropout is never applied"
     )
+
+
+def test_tril_is_built_at_context_length(student, spec):
+    """A tril sized by a fixed block size (``torch.ones(8, 8)``, a module constant) is right at the
+    usual context_length 8 and crashes on any input longer than that block. Built at context_length
+    11, the module must hold an (11, 11) tril and run inputs of length 9 and 11. (A constant other
+    than 8 already fails the buffer-shape check at context_length 8.)"""
+    ctx = 11
+    other = ModuleSpec(spec.cls, (*spec.args[:2], ctx), spec.reference)
+    ref = other.reference_module()
+    params = {k: v.detach().float() for k, v in ref.named_parameters()}
+    xs = [x_of(ctx, seed=111), x_of(ctx - 2, seed=112)]
+    what = f"`{spec.cls}(..., context_length={ctx})`"
+    try:
+        facts = other.probe(student, params=params, inputs=xs)
+    except StudentError as err:
+        text = str(err.reply.get("message", ""))[:160]
+        raise AssertionError(
+            f"{what} raised {err.exc_type} on inputs of length {ctx} and {ctx - 2} (\"{text}\"). "
+            "Every T <= context_length must work: build tril with context_length "
+            "(torch.ones(context_length, context_length)), not with a fixed block size, and slice it to [:T, :T]."
+        ) from None
+    for name, b in (facts.get("buffers") or {}).items():
+        if name.split(".")[-1] == "tril":
+            assert b["shape"] == [ctx, ctx], (
+                f"{what} has a buffer {name!r} of shape {tuple(b['shape'])}; expected ({ctx}, {ctx}). "
+                "Size tril by the context_length argument, not by a fixed block size."
+            )
+    for x, out in zip(xs, _outputs(facts, what, len(xs))):
+        t = x.shape[1]
+        h.expect_shape(out, (B, t, spec.out_size), f"{what} output for x {B}x{t}x{D_MODEL}")
+        with torch.no_grad():
+            want = ref(x.double())
+        h.expect_close(out, want, f"{what} output with the reference's weights (T={t})", torch.float32, HINTS[spec.cls])

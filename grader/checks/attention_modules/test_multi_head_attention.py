@@ -1,4 +1,5 @@
-"""MultiHeadAttention's own parts: a ModuleList of heads, the projection, the divisibility rule.
+"""MultiHeadAttention's own parts: a ModuleList of heads, the projection and the dropout after it,
+the divisibility rule.
 
 PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
 rewriting (active when the project's own tests grade in-process) would append its own.
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from grader.checks.attention_modules.conftest import CTX, D_MODEL, N_HEADS
+from grader.checks import helpers as h
+from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, N_HEADS, T, ModuleSpec, x_of
 from grader.sandbox.errors import StudentError
 
 pytestmark = pytest.mark.exercise("MultiHeadAttention")
@@ -49,3 +51,24 @@ def test_rejects_d_model_not_divisible_by_n_heads(student):
         )
         return
     raise AssertionError("`MultiHeadAttention(10, 3, ...)` was built; d_model % n_heads != 0 must raise ValueError")
+
+
+def test_dropout_after_the_projection_in_training_mode(student, reference):
+    """Dropout after ``proj`` sets whole output entries to exactly 0; nothing else can.
+
+    Dropout inside the heads only zeroes attention weights, and ``proj`` has a bias
+    (the reference's, loaded here), so without a dropout on proj's output no entry of
+    the output is exactly 0 (proj(h) = h @ W.T + b is 0 only by a coincidence of
+    measure zero). With p = 0.5 about half of the 144 entries must be 0.
+    """
+    x = x_of(T, seed=85)
+    params = ModuleSpec("MultiHeadAttention", (D_MODEL, N_HEADS, CTX), reference).params()
+    facts = student.probe("MultiHeadAttention", D_MODEL, N_HEADS, CTX, 0.5, params=params, mode="train", inputs=[x])
+    out = h.as_tensor((facts.get("outputs") or [None])[0], "`MultiHeadAttention` forward")
+    h.expect_shape(out, (B, T, D_MODEL), f"`MultiHeadAttention` output for x {B}x{T}x{D_MODEL}")
+    zeros = int((out == 0).sum())
+    assert zeros >= out.numel() // 10, (
+        f"`MultiHeadAttention` in training mode with dropout=0.5 sets {zeros} of its {out.numel()} output entries "
+        "to 0; dropout after the projection should zero about half of them. The contract applies dropout to "
+        "proj's output too (pass proj's result through an nn.Dropout), not only to the heads' weights."
+    )

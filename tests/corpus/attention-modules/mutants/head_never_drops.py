@@ -1,0 +1,8 @@
+# expect: lose
+# assignment: attention-modules
+# exercise: SelfAttentionHead
+# message: dropout
+# clause: SelfAttentionHead.dropout_only_in_training
+# diagnosis: head_never_drops
+# why: the head builds its nn.Dropout but never applies it, so training mode has no dropout on the weights
+# replace: wei = self.dropout(wei)  # active only in training mode ==> pass  # self.dropout is never used

@@ -1,0 +1,8 @@
+# expect: lose
+# assignment: attention
+# exercise: causal_mask
+# message: CPU|CUDA|cuda|NVIDIA|device
+# clause: causal_mask.cpu_by_default
+# diagnosis: causal_mask_defaults_to_cuda
+# why: causal_mask defaults to device="cuda" (copied from a GPU notebook), so causal_mask(T) is not on the CPU (and fails on a machine without a GPU)
+# replace: def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor: ==> def causal_mask(T: int, device: torch.device | str | None = "cuda") -> torch.Tensor:
