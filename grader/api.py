@@ -2,9 +2,10 @@
 
 The pipeline, one stage per module: ``submission`` (read, AST facts) ->
 ``sandbox`` (warm server, one sandboxed child per submission) -> ``checking``
-(hidden pytest checks through the proxy) -> ``scoring`` (points, fail
-closed) -> ``scorecard`` / ``export`` (JSON, text...). The CLI is a thin
-layer over this module.
+(hidden pytest checks through the proxy) -> ``figures`` (the HTML report's
+pictures, public inputs only) -> ``scoring`` (points, fail closed) ->
+``scorecard`` / ``export`` (JSON, text, HTML...). The CLI is a thin layer
+over this module.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
 
-from grader import checking, scoring
+from grader import checking, figures, scoring
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
 from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
@@ -87,6 +89,7 @@ class Grader:
         self.cuda = checking.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
         self._judge = checking.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference)
+        self._reference: ModuleType | None = None  # the figures' own copy, loaded at the first grade that draws
 
     def grade(self, path: Path) -> Scorecard:
         """Grade one submission file. Raises only for what the CLI reports as exit 2:
@@ -113,11 +116,14 @@ class Grader:
                 worker.ensure_started()
                 env["isolation"] = dict(sorted(worker.layers.items()))
                 _enforce_strict(self.strict, worker.layers)
-                outcomes = self._judge.run(checking.Context(StudentProxy(worker), worker, submission))
+                student = StudentProxy(worker)
+                outcomes = self._judge.run(checking.Context(student, worker, submission))
+                pictures = self._figures(student, worker)
                 worker.close()  # before reading the output, so all of it is in
                 checks = scoring.check_results(outcomes, assignment)
                 return scoring.build_scorecard(assignment, submission, checks, env, output=worker.output_text(),
-                                               graded_at=graded_at, duration_s=time.monotonic() - started)
+                                               graded_at=graded_at, duration_s=time.monotonic() - started,
+                                               figures=pictures)
         except StrictModeRefused:
             raise
         except Exception as exc:  # noqa: BLE001 - the grader's own crash still yields a (non-grade) card
@@ -125,6 +131,19 @@ class Grader:
         finally:
             if worker is not None:
                 worker.close()
+
+    def _figures(self, student: StudentProxy, worker: SubmissionWorker) -> dict[str, Any] | None:
+        """The HTML report's pictures (``grader.figures``), after the checks: they never change a score.
+
+        None in a student kit (no reference to draw beside the student's), and when the
+        worker could not load the file, crashed or timed out: what it would draw is not to be trusted
+        and every further call would cost a restart or another wait.
+        """
+        if self.assignment.reference is None or worker.load_error is not None or worker.incidents:
+            return None
+        if self._reference is None:
+            self._reference = checking.load_reference(self.assignment.reference)
+        return figures.collect(student, self._reference, self.assignment.id)
 
     @property
     def hidden_checks(self) -> int:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.export import canvas, gradebook_csv, gradescope, junit
+from grader.export import canvas, gradebook_csv, gradescope, html, junit
 from grader.gradebook import exercise_scores, row_from_card
 from grader.roster import read_roster
 from grader.scorecard import Scorecard
@@ -39,9 +39,12 @@ def load_cards(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
 
 
 def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | None = None,
-           title: str | None = None) -> None:
+           title: str | None = None, view: str = "student") -> None:
+    """Write ``card_paths`` as ``fmt`` to ``out`` (html: a folder, one ``<student>.html`` per card)."""
     cards = load_cards(card_paths)
-    if fmt == "gradescope":
+    if fmt == "html":
+        write_pages(cards, out, view)
+    elif fmt == "gradescope":
         if len(cards) != 1:
             raise ExportError(f"gradescope: results.json holds one submission; {len(cards)} cards given")
         gradescope.write(cards[0][1], out)
@@ -63,3 +66,16 @@ def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | No
                 raise ExportError(f"canvas: {exc}") from None
         else:
             raise ExportError(f"unknown format {fmt!r}")
+
+
+def write_pages(cards: Sequence[tuple[str, Scorecard]], out: Path, view: str) -> None:
+    """One feedback page per card, ``out/<student>.html``; two cards of one name would overwrite each other."""
+    students = [student for student, _ in cards]
+    twice = sorted({s for s in students if students.count(s) > 1})
+    if twice:
+        raise ExportError(f"html: two cards are named {twice[0]!r}; each page is named after its card's file")
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"html: --out {out} is a file; give a folder for the pages")
+    out.mkdir(parents=True, exist_ok=True)
+    for student, card in cards:
+        html.write(card, out / f"{student}.html", view=view)

@@ -1,0 +1,208 @@
+"""One self-contained HTML feedback page per scorecard: scores, what failed, and the student's own attention.
+
+The page is built by a Jinja2 template with autoescaping on (messages quote
+student output, which may hold anything); pictures are inline SVG laid out
+by ``charts``; CSS is inline; there is no script, font or image fetched from
+anywhere, so the page works from a file, an LMS upload or an air-gapped lab.
+
+``view="student"`` (the default) passes the card through
+``views.student_view`` first, so a hidden check shows only that it exists
+and how it went; ``view="instructor"`` shows everything, printed output and
+flags included. The view is written into the page (``<meta
+name="grader-view">``) so a batch can tell which view an old page has.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from grader import views
+from grader.export import charts
+from grader.export.gradebook_csv import format_number
+from grader.files import write_atomically
+from grader.scorecard import CheckResult, Scorecard
+
+VIEWS = ("student", "instructor")
+REPORT_FORMATS = ("html",)
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+PROBLEM_STATUSES = ("failed", "error", "timeout")
+MATCH = 5e-4  # weights within this of the reference count as the same (the card keeps 4 decimals)
+_VIEW_META = re.compile(r'<meta name="grader-view" content="([a-z]+)">')
+
+
+def render(card: Scorecard, *, view: str = "student") -> str:
+    """The page for ``card`` as seen by ``view`` ("student" or "instructor")."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r} (known: {', '.join(VIEWS)})")
+    shown = views.student_view(card) if view == "student" else card
+    return _environment().get_template("report.html.j2").render(page=_page(shown, view))
+
+
+def write(card: Scorecard, path: Path, *, view: str = "student") -> None:
+    """Write the page atomically, so a reader (or a web server) never sees half of one."""
+    write_atomically(path, render(card, view=view))
+
+
+def page_view(path: Path) -> str | None:
+    """The view an existing page was rendered with, or None (no page, or not one of ours)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            return page_view_text(fh.read(4096))  # the meta tag is in the head
+    except OSError:
+        return None
+
+
+def page_view_text(text: str) -> str | None:
+    """The view named in a page's ``<meta name="grader-view">``, or None."""
+    found = _VIEW_META.search(text)
+    return found.group(1) if found else None
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    """Built once per process: loading and compiling the template is most of a page's cost."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["points"] = format_number
+    return env
+
+
+# ------------------------------------------------------------------ the page's data
+
+
+@dataclass(frozen=True)
+class ExerciseRow:
+    name: str
+    score: float
+    max_score: float
+    passed: int
+    checks: int
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.score / self.max_score if self.max_score else 0.0
+
+
+@dataclass(frozen=True)
+class Problem:
+    check: CheckResult
+    hidden: bool
+
+
+def _page(card: Scorecard, view: str) -> dict[str, Any]:
+    return {
+        "view": view,
+        "card": card,
+        "percent": 100.0 * card.score / card.max_score if card.max_score else 0.0,
+        "exercises": _exercises(card),
+        "problems": [Problem(c, views.is_hidden(c)) for c in card.checks if c.status in PROBLEM_STATUSES],
+        "skipped": [c for c in card.checks if c.status == "skipped"],
+        "checks": [Problem(c, views.is_hidden(c)) for c in card.checks],
+        "figures": _figures(card.figures) if card.figures is not None else None,
+        "legend": charts.legend_stops(),
+        "future_fill": charts.FUTURE_FILL,
+    }
+
+
+def _exercises(card: Scorecard) -> list[ExerciseRow]:
+    """Points per exercise, in the card's order (the assignment's)."""
+    order: dict[str, list[CheckResult]] = {}
+    for check in card.checks:
+        order.setdefault(check.exercise, []).append(check)
+    return [ExerciseRow(name, round(sum(c.score for c in checks), 6), round(sum(c.max_score for c in checks), 6),
+                        sum(c.status == "passed" for c in checks), len(checks))
+            for name, checks in order.items()]
+
+
+def _figures(data: dict[str, Any]) -> dict[str, Any]:
+    """Each figure's drawing, or ``{"error": reason}``; a figure the card lacks is left out."""
+    builders = {"worked_example": _worked_example, "long_sequence": _long_sequence,
+                "head_entropy": _head_entropy, "break_it": _break_it}
+    out: dict[str, Any] = {}
+    for name, build in builders.items():
+        figure = data.get(name)
+        if not isinstance(figure, dict):
+            continue
+        if "error" in figure:
+            out[name] = {"error": str(figure["error"])}
+            continue
+        try:
+            out[name] = build(figure)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            out[name] = {"error": f"this card's data for the picture is incomplete ({type(exc).__name__})"}
+    return out
+
+
+def _pair(key: str, figure: dict[str, Any]) -> dict[str, Any]:
+    """The student's map beside the reference's, and what differs."""
+    tokens = [str(t) for t in figure["tokens"]]
+    student, reference = figure["student"], figure["reference"]
+    mine = charts.heatmap(f"{key}-student", student, tokens)
+    diff, where = _largest_difference(student, reference)
+    return {
+        "student": mine,
+        "reference": charts.heatmap(f"{key}-reference", reference, tokens),
+        "matches": diff <= MATCH,
+        "difference": diff,
+        "where": (tokens[where[0]], tokens[where[1]]) if where else None,
+        "leaks": mine.leaks,
+    }
+
+
+def _worked_example(figure: dict[str, Any]) -> dict[str, Any]:
+    pair = _pair("worked", figure)
+    tokens = [str(t) for t in figure["tokens"]]
+    outputs = []
+    for token, got, expected in zip(tokens, figure["student_out"], figure["reference_out"]):
+        close = len(got) == len(expected) and all(abs(a - b) <= 1e-3 for a, b in zip(got, expected))
+        outputs.append({"token": token, "got": _vector(got), "expected": _vector(expected), "close": close})
+    return {**pair, "outputs": outputs}
+
+
+def _long_sequence(figure: dict[str, Any]) -> dict[str, Any]:
+    return _pair("long", figure)
+
+
+def _head_entropy(figure: dict[str, Any]) -> dict[str, Any]:
+    student = [float(x) for x in figure["student"]]
+    reference = [float(x) for x in figure["reference"]]
+    uniform = figure.get("uniform")
+    chart = charts.bar_chart([student, reference], ["yours", "reference"], "head",
+                             line=float(uniform) if uniform is not None else None,
+                             line_text="uniform weights over the past")
+    gaps = [abs(a - b) for a, b in zip(student, reference)]
+    return {"chart": chart, "matches": len(student) == len(reference) and max(gaps, default=0.0) <= 1e-3,
+            "collapsed": [h for h, v in enumerate(student) if v < 0.05]}
+
+
+def _break_it(figure: dict[str, Any]) -> dict[str, Any]:
+    cases = []
+    for name, flag in (("scaled", "scale=True"), ("unscaled", "scale=False")):
+        case = figure[name]
+        weights = case["weights"]
+        labels = [str(t) for t in range(len(weights))]
+        cases.append({"name": name, "flag": flag, "map": charts.heatmap(f"break-{name}", weights, labels),
+                      "entropy": float(case["mean_entropy"]), "score_std": case.get("score_std")})
+    reference = figure.get("reference_mean_entropy") or {}
+    return {"head_size": int(figure["head_size"]), "cases": cases, "reference": reference}
+
+
+def _largest_difference(a: list[list[float]], b: list[list[float]]) -> tuple[float, tuple[int, int] | None]:
+    if len(a) != len(b) or any(len(x) != len(y) for x, y in zip(a, b)):
+        raise ValueError("the student's and the reference's matrices differ in shape")
+    worst, where = 0.0, None
+    for r, (x, y) in enumerate(zip(a, b)):
+        for c, (u, v) in enumerate(zip(x, y)):
+            if abs(u - v) > worst:
+                worst, where = abs(u - v), (r, c)
+    return worst, where
+
+
+def _vector(values: list[float]) -> str:
+    return "[" + ", ".join(f"{float(v):.3f}" for v in values) + "]"

@@ -1,0 +1,40 @@
+"""What each reader of a scorecard may see: a card in, a (smaller) card out.
+
+A hidden check exists so that students cannot fit their code to its inputs;
+its message quotes those inputs and the values expected from them, and its
+diagnosis names what the inputs revealed. So the student's view keeps only
+that the check exists, what it is about and how it went. One pure function,
+shared by every page or file a student receives (the HTML report, CI).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from grader.scorecard import CheckResult, Scorecard
+
+VISIBLE = "visible"  # every other visibility (hidden, after_due_date, after_published) is masked
+HIDDEN_MESSAGE = "hidden check: its details are shown to course staff only"
+
+
+def student_view(card: Scorecard) -> Scorecard:
+    """The card a student may see.
+
+    Checks that are not ``visible`` keep their id, exercise, status, score
+    and max_score; their message becomes a neutral text and their diagnosis
+    and duration go. ``flags`` are notes for course staff ("review by hand")
+    and go too. ``figures`` stay: they come from public inputs only.
+    Scores and totals are untouched, so the student sees the same grade.
+    """
+    return replace(card, checks=tuple(_masked(c) for c in card.checks), flags=())
+
+
+def is_hidden(check: CheckResult) -> bool:
+    """Whether students may not read this check's details."""
+    return check.visibility != VISIBLE
+
+
+def _masked(check: CheckResult) -> CheckResult:
+    if not is_hidden(check):
+        return check
+    return replace(check, message=HIDDEN_MESSAGE, diagnosis=None, duration_s=0.0)
