@@ -32,7 +32,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from grader import files, intake, summary
+from grader import cohort, files, intake, similarity, summary
 from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.export import gradebook_csv
 from grader.gradebook import Row, row_from_card
@@ -64,6 +64,9 @@ class BatchOptions:
     force: bool = False
     shard: tuple[int, int] | None = None
     strict: bool = False
+    similarity_threshold: float = similarity.DEFAULT_THRESHOLD  # similarity.json lists pairs scoring this or more
+    report: str | None = None  # "html": a feedback page per student, reports/<student>.html
+    view: str = "student"  # what those pages show (grader.export.html.VIEWS)
 
 
 @dataclass
@@ -136,10 +139,19 @@ class Layout:
     def record(self, student: str) -> Path:
         return self.records / f"{student}.json"
 
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    def report(self, student: str) -> Path:
+        return self.reports / f"{student}.html"
+
     def prepare(self) -> None:
         for folder in (self.root, self.cards, self.records):
             folder.mkdir(parents=True, exist_ok=True)
             files.remove_leftovers(folder)
+        if self.reports.is_dir():  # made by the first --report html run only
+            files.remove_leftovers(self.reports)
 
 
 def write_record(layout: Layout, row: Row, key: str) -> None:
@@ -382,7 +394,10 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         entries = intake.discover(options.submissions, assignment.file, Path(unzip))
         rows: dict[str, Row] = {}
         todo: list[tuple[intake.Entry, str]] = []
-        for entry in _planned(entries, options):
+        planned = _planned(entries, options)
+        # The similarity report's token streams, read now: a zip's files are gone when the views are written.
+        cohort.keep_sources(options.out, {e.student: e.path for e in planned if e.path is not None}, assignment.stub)
+        for entry in planned:
             row, sha = _row_without_grading(entry, layout, fp, options.force)
             if row is None:
                 todo.append((entry, sha))
@@ -390,6 +405,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
             rows[entry.student] = row
             if row.status == "graded":
                 counts.unchanged += 1
+                _keep_report(layout, row, options)
             else:
                 write_record(layout, row, "")
         progress.start(len(todo), counts.unchanged)
@@ -402,7 +418,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     counts.errors = sum(r.status == "error" for r in ordered)
     counts.not_done = sum(1 for e, _ in todo if e.student not in rows)
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
-                  complete=not counts.not_done)
+                  complete=not counts.not_done, similarity_threshold=options.similarity_threshold)
     return BatchResult(counts, ordered, stopped)
 
 
@@ -457,7 +473,7 @@ def _run(todo: list[tuple[intake.Entry, str]], options: BatchOptions, assignment
                 if kind == "ready":
                     continue
                 entry, sha = entries[payload[0]]
-                row = _result_row(kind, payload, entry, sha, layout)
+                row = _result_row(kind, payload, entry, sha, layout, options)
                 counts.grader_errors += kind == "lost" or (kind == "card" and payload[2])
                 counts.graded += row.status == "graded"
                 rows[row.student] = row
@@ -471,32 +487,66 @@ def _run(todo: list[tuple[intake.Entry, str]], options: BatchOptions, assignment
     return bool(stop)
 
 
-def _result_row(kind: str, payload: Any, entry: intake.Entry, sha: str, layout: Layout) -> Row:
-    """Write what a judge sent (the card first, so a record never points at a missing card) and make its row."""
+def _result_row(kind: str, payload: Any, entry: intake.Entry, sha: str, layout: Layout,
+                options: BatchOptions | None = None) -> Row:
+    """Write what a judge sent (the card first, so a record never points at a missing card; then the
+    student's page, with ``--report html``) and make its row."""
     student = entry.student
     if kind == "card":
         _, text, _ = payload
         files.write_atomically(layout.card(student), text)
-        return row_from_card(student, Scorecard.from_dict(json.loads(text)), entry.file, f"cards/{student}.json")
+        card = Scorecard.from_dict(json.loads(text))
+        if options is not None and options.report == "html":
+            _write_report(layout, student, card, options.view)
+        return row_from_card(student, card, entry.file, f"cards/{student}.json")
     why = payload[1] if kind == "unreadable" else f"not graded: {payload[1]}"
     return Row(student, "error", entry.file, sha, message=why)
 
 
+def _write_report(layout: Layout, student: str, card: Scorecard, view: str) -> None:
+    """The student's feedback page (``grader.export.html``), written whenever their card is."""
+    from grader.export import html  # only for --report html: Jinja and the template load on first use
+
+    layout.reports.mkdir(parents=True, exist_ok=True)
+    html.write(card, layout.report(student), view=view)
+
+
+def _keep_report(layout: Layout, row: Row, options: BatchOptions) -> None:
+    """An unchanged student keeps their page; one with no page yet, or a page drawn for another
+    ``--view`` (an instructor page must never stay where student pages are expected), gets one
+    from the card already there. A card that cannot be read leaves the page as it is."""
+    if options.report != "html":
+        return
+    from grader.export import html
+
+    if html.page_view(layout.report(row.student)) == options.view:
+        return
+    try:
+        card = Scorecard.from_dict(json.loads(layout.card(row.student).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    _write_report(layout, row.student, card, options.view)
+
+
 def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], rows: list[Row], fp: str,
-                  complete: bool = True) -> None:
-    """The views of the rows: gradebook.csv, summary.json, and batch.json once every student is done.
+                  complete: bool = True, similarity_threshold: float = similarity.DEFAULT_THRESHOLD) -> None:
+    """The views of the rows: gradebook.csv, summary.json, the cohort views (plots, similarity.json,
+    reports/index.html: ``grader.cohort``, never a failure), and batch.json once every student is done.
 
     ``batch.json`` says which assignment, checks and grader made the cards;
     ``merge`` refuses a folder without one (a shard that did not finish).
     """
     gradebook_csv.write(rows, exercises, layout.root / "gradebook.csv")
     cards = {r.student: layout.root / r.card for r in rows if r.status == "graded"}
-    files.write_atomically(layout.root / "summary.json",
-                           json.dumps(summary.summarise(assignment_id, rows, cards), indent=2) + "\n")
-    if complete:
-        files.write_atomically(layout.manifest, json.dumps(
-            {"assignment": assignment_id, "exercises": list(exercises), "fingerprint": fp, "grader": __version__},
-            indent=2) + "\n")
+    summarised = summary.summarise(assignment_id, rows, cards)
+    files.write_atomically(layout.root / "summary.json", json.dumps(summarised, indent=2) + "\n")
+    if not complete:
+        cohort.clear(layout.root)  # an interrupted run stops fast; the run that finishes draws them
+        return
+    cohort.write(layout.root, summarised, rows, similarity_threshold)
+    files.write_atomically(layout.manifest, json.dumps(
+        {"assignment": assignment_id, "exercises": list(exercises), "fingerprint": fp, "grader": __version__},
+        indent=2) + "\n")
 
 
 # ------------------------------------------------------------------ merge
@@ -506,8 +556,8 @@ class MergeError(Exception):
     """Shard outputs that cannot be joined (one line; the CLI's exit 2)."""
 
 
-def merge(dirs: Sequence[Path], out: Path) -> list[Row]:
-    """Join ``grade-all --shard`` outputs into one folder: cards, records, gradebook, summary.
+def merge(dirs: Sequence[Path], out: Path, similarity_threshold: float = similarity.DEFAULT_THRESHOLD) -> list[Row]:
+    """Join ``grade-all --shard`` outputs into one folder: cards, records, gradebook, summary, cohort views.
 
     Every shard must come from the same assignment, checks and grader (its
     ``batch.json``). A student found in two shards is kept once when both
@@ -545,7 +595,13 @@ def merge(dirs: Sequence[Path], out: Path) -> list[Row]:
     for row, key, d in rows.values():
         if row.card:
             files.write_atomically(layout.root / row.card, (d / row.card).read_text(encoding="utf-8"))
+            page = Layout(d).report(row.student)  # a shard graded with --report html: its page comes along
+            if page.is_file():
+                layout.reports.mkdir(exist_ok=True)
+                files.write_atomically(layout.report(row.student), page.read_text(encoding="utf-8"))
         write_record(layout, row, key)
     ordered = [rows[s][0] for s in sorted(rows)]
-    write_outputs(layout, first["assignment"], first["exercises"], ordered, first["fingerprint"])
+    cohort.merge_sources(out, dirs)  # the similarity report compares students across shards
+    write_outputs(layout, first["assignment"], first["exercises"], ordered, first["fingerprint"],
+                  similarity_threshold=similarity_threshold)
     return ordered

@@ -20,7 +20,11 @@ from typing import Callable
 from grader.sandbox.launcher import WorkerServer
 
 EXIT_OK, EXIT_CANNOT_GRADE, EXIT_INTERNAL, EXIT_STOPPED = 0, 2, 3, 130
-EXPORT_FORMATS = ("gradebook", "canvas", "junit", "gradescope")
+EXPORT_FORMATS = ("gradebook", "canvas", "junit", "gradescope", "html")
+REPORT_FORMATS = ("html",)  # grader.export.html.REPORT_FORMATS (not imported here: it loads Jinja)
+REPORT_VIEWS = ("student", "instructor")  # grader.export.html.VIEWS
+VIEW_HELP = ("html: what the page shows: 'student' (default) keeps only the status and points of hidden checks, "
+             "'instructor' shows everything, printed output and flags included")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -39,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--format", choices=("text", "json", "none"), default="text", help="what to print on stdout")
     g.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
     g.add_argument("--strict", action="store_true", help="refuse to grade unless every isolation layer is active")
+    g.add_argument("--report", choices=REPORT_FORMATS,
+                   help="also write a self-contained HTML feedback page beside the card: --out CARD.json writes "
+                        "CARD.html (the --out name with .html for its suffix, so --out may not end in .html)")
+    g.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP)
 
     a = sub.add_parser("grade-all", help="grade a folder or .zip of a whole class: cards, gradebook.csv, summary.json")
     a.add_argument("submissions", type=Path, help="a folder of student folders or files, or a .zip of one")
@@ -52,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--strict", action="store_true", help="refuse to grade unless every isolation layer is active")
     a.add_argument("--progress", choices=("auto", "bar", "lines"), default="auto",
                    help="a bar on a terminal, a line per student otherwise (auto)")
+    a.add_argument("--similarity-threshold", type=_fraction, default=None, metavar="0..1",
+                   help="similarity.json lists pairs of submissions scoring this or more (default 0.8); "
+                        "a review aid, never a penalty")
+    a.add_argument("--report", choices=REPORT_FORMATS,
+                   help="also write a feedback page per graded student, reports/<student>.html, whenever their "
+                        "card is written (an unchanged student keeps theirs)")
+    a.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP)
 
     c = sub.add_parser("check", help="students: run the visible checks on your .py or .ipynb file")
     c.add_argument("submission", type=Path)
@@ -68,6 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     m = sub.add_parser("merge", help="join grade-all --shard outputs into one gradebook and summary")
     m.add_argument("dirs", type=Path, nargs="+", help="grade-all output folders")
     m.add_argument("--out", type=Path, required=True, help="a new folder for the joined output")
+    m.add_argument("--similarity-threshold", type=_fraction, default=None, metavar="0..1",
+                   help="similarity.json lists pairs of submissions scoring this or more (default 0.8)")
 
     e = sub.add_parser("export", help="write graded cards in another format")
     e.add_argument("format", choices=EXPORT_FORMATS)
@@ -75,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", type=Path, required=True)
     e.add_argument("--roster", type=Path, help="canvas: the roster CSV with canvas_id (and sis_user_id...) columns")
     e.add_argument("--title", help="canvas: the assignment's name in Canvas (default: the card's assignment id)")
+    e.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP + "; html writes one page per card into the "
+                   "--out folder, named after the card")
     return parser
 
 
@@ -86,6 +105,22 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1")
+    return value
+
+
+def _similarity_threshold(args: argparse.Namespace) -> float:
+    from grader.similarity import DEFAULT_THRESHOLD
+
+    return DEFAULT_THRESHOLD if args.similarity_threshold is None else args.similarity_threshold
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +145,20 @@ def _with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace
         server.close()
 
 
+def _view(args: argparse.Namespace, wanted: bool) -> str | None:
+    """Which view the page gets; None after writing the one-line complaint when --view came alone."""
+    if args.view is not None and not wanted:
+        _fail("--view applies to HTML pages only: add --report html (export: the html format)")
+        return None
+    return args.view or "student"
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
+    if _view(args, args.report == "html") is None:
+        return EXIT_CANNOT_GRADE
+    if args.report == "html" and args.out.suffix == ".html":
+        return _fail(f"--out {args.out} ends in .html: the HTML page goes beside the card, so give the card "
+                     "another name (e.g. card.json)")
     return _with_server(args, _grade)
 
 
@@ -132,6 +180,14 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
         scorecard.write(card, args.out)
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    if args.report == "html":
+        from grader.export import html
+
+        page = args.out.with_suffix(".html")
+        try:
+            html.write(card, page, view=args.view or "student")
+        except OSError as exc:
+            return _fail(f"cannot write {page}: {exc.strerror or exc}")
     if args.format == "text":
         sys.stdout.write(text.render(card))
     elif args.format == "json":
@@ -142,6 +198,8 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
 
 
 def cmd_grade_all(args: argparse.Namespace) -> int:
+    if _view(args, args.report == "html") is None:
+        return EXIT_CANNOT_GRADE
     from grader import batch, intake
     from grader.config import DEFAULT_CONFIG, ConfigError, load_config
     from grader.progress import Progress
@@ -153,7 +211,8 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
         shard = intake.parse_shard(args.shard) if args.shard else None
         roster = tuple(read_roster(args.roster)) if args.roster else None
         options = batch.BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs, roster,
-                                     args.force, shard, args.strict)
+                                     args.force, shard, args.strict, _similarity_threshold(args),
+                                     report=args.report, view=args.view or "student")
         progress = Progress(bar={"auto": None, "bar": True, "lines": False}[args.progress])
         result = batch.grade_all(options, assignment, progress)
     except (ConfigError, RosterError, intake.IntakeError, ValueError) as exc:
@@ -222,7 +281,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from grader import batch
 
     def merge() -> int:
-        rows = batch.merge(args.dirs, args.out)
+        rows = batch.merge(args.dirs, args.out, _similarity_threshold(args))
         sys.stdout.write(f"merged {len(rows)} students from {len(args.dirs)} folders into {args.out / 'gradebook.csv'}\n")
         return EXIT_OK
 
@@ -242,11 +301,13 @@ def _guarded(action: Callable[[], int], known: tuple[type[Exception], ...], cann
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if (view := _view(args, args.format == "html")) is None:
+        return EXIT_CANNOT_GRADE
     from grader import exports
     from grader.roster import RosterError
 
     try:
-        exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title)
+        exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title, view=view)
     except (exports.ExportError, RosterError) as exc:
         return _fail(str(exc))
     except OSError as exc:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -236,6 +237,7 @@ def test_three_shards_merged_equal_one_unsharded_run(klass: Path, roster: Path, 
     assert (merged / "gradebook.csv").read_text() == (graded[0] / "gradebook.csv").read_text()
     one = json.loads((graded[0] / "summary.json").read_text())
     assert json.loads((merged / "summary.json").read_text()) == one
+    assert (merged / "similarity.json").read_text() == (graded[0] / "similarity.json").read_text()  # across shards
     assert sorted(p.name for p in (merged / "cards").iterdir()) == sorted(p.name for p in (graded[0] / "cards").iterdir())
 
 
@@ -320,9 +322,22 @@ def grader_processes(marker: Path) -> list[int]:
     return found
 
 
+@pytest.fixture
+def short_call_limits() -> Iterator[Path]:
+    """The course config with a 1 s CPU limit a call: a hanging submission then costs seconds, not 10 s a
+    function, and the judges are still inside it when the signal comes."""
+    raw = yaml.safe_load((ROOT / "assignments.yaml").read_text())
+    raw["assignments"]["attention"]["limits"] = {**raw["assignments"]["attention"].get("limits", {}),
+                                                 "call_cpu_seconds": 1, "call_wall_seconds": 3}
+    config = ROOT / f".test-config-{os.getpid()}-limits.yaml"  # beside the original: its paths are relative to it
+    config.write_text(yaml.safe_dump(raw))
+    yield config
+    config.unlink()
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(klass: Path, tmp_path: Path,
-                                                                               signum: int) -> None:
+                                                                               signum: int, short_call_limits: Path) -> None:
     work = tmp_path / "class"
     shutil.copytree(klass, work)
     hang = next(c for c in corpus("hostile") if c.path.stem == "loop_in_softmax")
@@ -332,7 +347,8 @@ def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(k
     marker.mkdir()
     env = {**os.environ, "TMPDIR": str(marker)}
     proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(work), "--assignment", "attention",
-                             "--out", str(out), "--jobs", "2"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+                             "--out", str(out), "--jobs", "2", "--config", str(short_call_limits)],
+                            cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 1:
         time.sleep(0.2)
@@ -353,7 +369,8 @@ def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(k
     done = {r["student"] for r in gradebook(out) if r["status"] == "graded"}
     assert done and len(done) < 8
     assert not (out / "batch.json").exists(), "an unfinished batch must not look finished to merge"
-    again = run_grade_all(work, "--assignment", "attention", "--out", out, "--jobs", "2", env=env)
+    again = run_grade_all(work, "--assignment", "attention", "--out", out, "--jobs", "2", "--config", short_call_limits,
+                          env=env)
     assert f"unchanged (skipped) {len(done)}" in again.stderr, again.stderr
     assert {r["student"] for r in gradebook(out) if r["status"] == "graded"} == {
         "alice", "bob", "carol", "gus", "hang0", "hang1", "hang2", "hang3"}

@@ -1,0 +1,326 @@
+"""The class as a whole, for the instructor: plots, the similarity report and one index page.
+
+``grade-all`` and ``merge`` call ``write`` after ``summary.json``:
+
+* ``cohort/scores.png`` (the score histogram), ``cohort/checks.png`` (pass
+  rate per check, the worst at the top), ``cohort/diagnoses.png`` (the most
+  common known mistakes, when there are any);
+* ``similarity.json`` (``grader.similarity``: near-identical pairs for a
+  human to review; it changes no score);
+* ``reports/index.html``: every student's score, linked to their report
+  where ``reports/<student>.html`` exists, the plots, the top diagnoses and
+  failures, and the similar pairs. One file: plots are embedded as base64
+  PNG, no script, nothing fetched, so it can be mailed or opened offline.
+
+These are views: each is drawn from ``summary.json``'s data, the rows and the
+stored token streams, and none of them can fail the batch. A problem costs
+that view one line on stderr; the grades, cards and the other views are still
+written.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from grader import files, similarity
+from grader.gradebook import Row
+from grader.version import __version__
+
+PLOTS = ("scores", "checks", "diagnoses")
+TOP_DIAGNOSES_PLOTTED = 15
+CHECKS_PLOTTED = 40  # the lowest pass rates; more bars are unreadable (and slow: matplotlib's text)
+LABEL_CHARS = 64
+
+Warn = Callable[[str], None]
+T = TypeVar("T")
+
+
+def _stderr(line: str) -> None:
+    sys.stderr.write(f"grader: {line}\n")
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where the cohort views go under a batch's ``--out``."""
+
+    root: Path
+
+    @property
+    def folder(self) -> Path:
+        return self.root / "cohort"
+
+    @property
+    def tokens(self) -> Path:
+        return self.folder / "tokens.json"
+
+    @property
+    def similarity(self) -> Path:
+        return self.root / "similarity.json"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def index(self) -> Path:
+        return self.reports / "index.html"
+
+    def plot(self, name: str) -> Path:
+        return self.folder / f"{name}.png"
+
+
+# ------------------------------------------------------------------ token streams, kept for similarity
+
+
+def keep_sources(out: Path, submissions: Mapping[str, Path], stub: Path | None, warn: Warn = _stderr) -> None:
+    """Store the token streams of this run's submissions (student -> file) while the files exist.
+
+    Called by ``grade-all`` before grading: a zip's files are gone by the
+    time the views are written, and ``merge`` has only the shards' folders.
+    """
+    paths = Paths(out)
+    try:
+        store = similarity.build_store(submissions, stub, similarity.read_store(paths.tokens))
+        paths.folder.mkdir(parents=True, exist_ok=True)
+        files.write_atomically(paths.tokens, _json(store))
+    except Exception as exc:  # noqa: BLE001 - a review aid: one line, grading goes on
+        paths.tokens.unlink(missing_ok=True)
+        warn(f"similarity: cannot read the submissions' code ({type(exc).__name__}: {_first_line(exc)}); "
+             "no similarity report")
+
+
+def merge_sources(out: Path, dirs: Sequence[Path], warn: Warn = _stderr) -> None:
+    """``merge``: the shards' token streams as one store, so pairs across shards are compared too."""
+    paths = Paths(out)
+    stores = [similarity.read_store(Paths(d).tokens) for d in dirs if Paths(d).tokens.is_file()]
+    if len(stores) < len(dirs):
+        warn("similarity: some shards have no cohort/tokens.json; their students are not compared")
+    if not stores:
+        paths.tokens.unlink(missing_ok=True)
+        return
+    paths.folder.mkdir(parents=True, exist_ok=True)
+    files.write_atomically(paths.tokens, _json(similarity.merge_stores(stores)))
+
+
+# ------------------------------------------------------------------ the views
+
+
+def write(out: Path, summary: Mapping[str, Any], rows: Sequence[Row],
+          threshold: float = similarity.DEFAULT_THRESHOLD, warn: Warn = _stderr) -> None:
+    """Plots, ``similarity.json`` and ``reports/index.html``; each problem is one line to ``warn``
+    (and a note on the index page), and the other views are still written."""
+    paths = Paths(out)
+    notes: list[str] = []
+
+    def attempt(what: str, step: Callable[[], T]) -> T | None:
+        try:
+            return step()
+        except Exception as exc:  # noqa: BLE001 - a view: one line, every other output is still written
+            why = f"{what}: {type(exc).__name__}: {_first_line(exc)}"
+            notes.append(why)
+            warn(why)
+            return None
+
+    plots = attempt("the cohort plots could not be drawn", lambda: _write_plots(paths, summary)) or {}
+    similar = attempt("the similarity report could not be made", lambda: _write_similarity(paths, threshold))
+    attempt("the index page could not be written", lambda: _write_index(paths, summary, rows, plots, similar, notes))
+
+
+def _write_plots(paths: Paths, summary: Mapping[str, Any]) -> dict[str, bytes]:
+    for name in PLOTS:  # first: a stale plot from an earlier run would mislead
+        paths.plot(name).unlink(missing_ok=True)
+    plots = draw(summary)
+    paths.folder.mkdir(parents=True, exist_ok=True)
+    for name, png in plots.items():
+        _write_bytes(paths.plot(name), png)
+    return plots
+
+
+def _write_similarity(paths: Paths, threshold: float) -> dict[str, Any] | None:
+    """``similarity.json`` from the stored token streams; None when this batch kept none."""
+    paths.similarity.unlink(missing_ok=True)
+    if not paths.tokens.is_file():
+        return None
+    similar = similarity.report(similarity.read_store(paths.tokens), threshold)
+    files.write_atomically(paths.similarity, _json(similar))
+    return similar
+
+
+def _write_index(paths: Paths, summary: Mapping[str, Any], rows: Sequence[Row], plots: Mapping[str, bytes],
+                 similar: Mapping[str, Any] | None, notes: Sequence[str]) -> None:
+    paths.reports.mkdir(parents=True, exist_ok=True)
+    reports = {r.student for r in rows if (paths.reports / f"{r.student}.html").is_file()}
+    files.write_atomically(paths.index, index_html(summary, rows, reports, plots, similar, notes))
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:300] if lines else ""
+
+
+def clear(out: Path) -> None:
+    """Remove the cohort views (not the token streams, not the students' reports).
+
+    An interrupted ``grade-all`` calls this instead of ``write``: it stops
+    within seconds, and views of an earlier run beside this run's partial
+    summary would mislead; the run that finishes the batch draws them again.
+    """
+    paths = Paths(out)
+    for path in (*(paths.plot(name) for name in PLOTS), paths.similarity, paths.index):
+        path.unlink(missing_ok=True)
+
+
+def draw(summary: Mapping[str, Any]) -> dict[str, bytes]:
+    """The plots as PNG bytes by name: ``scores``, ``checks`` and, when any were found, ``diagnoses``."""
+    plots = {"scores": _png(_scores_figure(summary))}
+    if summary.get("checks"):
+        plots["checks"] = _png(_checks_figure(summary["checks"]))
+    if summary.get("diagnoses"):
+        plots["diagnoses"] = _png(_diagnoses_figure(summary["diagnoses"][:TOP_DIAGNOSES_PLOTTED]))
+    return plots
+
+
+def _figure(width: float, height: float, layout: str | None = "constrained") -> Any:
+    """A figure on the Agg backend, outside pyplot: no window, no display, no figure kept alive."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100, layout=layout)
+
+
+def _png(figure: Any) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def _scores_figure(summary: Mapping[str, Any]) -> Any:
+    figure = _figure(8, 4, layout=None)
+    figure.subplots_adjust(left=0.08, right=0.98, top=0.92, bottom=0.13)
+    ax = figure.subplots()
+    hist, score = summary.get("histogram") or {}, summary.get("score") or {}
+    edges, counts = hist.get("edges", []), hist.get("counts", [])
+    graded = sum(counts)
+    if counts and len(edges) == len(counts) + 1:
+        widths = [b - a for a, b in zip(edges, edges[1:])]
+        ax.bar(edges[:-1], counts, width=[w or 1.0 for w in widths], align="edge", color="#4c78a8",
+               edgecolor="white")
+        for x, w, c in zip(edges, widths, counts):
+            if c:
+                ax.annotate(str(c), (x + (w or 1.0) / 2, c), ha="center", va="bottom", fontsize=8)
+    ax.set_ylim(0, max(counts, default=0) * 1.25 + 0.5)  # room for the counts and the legend
+    for key, style in (("mean", "--"), ("median", ":")):
+        if score.get(key) is not None:
+            ax.axvline(score[key], color="#333333", linestyle=style, label=f"{key} {score[key]:g}")
+    if score.get("mean") is not None:
+        ax.legend(loc="upper center", ncols=2, framealpha=1.0)
+    if score.get("max_score"):
+        ax.set_xlim(0, score["max_score"])
+    ax.set_xlabel(f"score (out of {score.get('max_score') or 0:g})")
+    ax.set_ylabel("students")
+    ax.set_title(f"{summary.get('assignment', '')}: scores of {graded} graded students")
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    return figure
+
+
+def _checks_figure(checks: Mapping[str, Mapping[str, Any]]) -> Any:
+    """The ``CHECKS_PLOTTED`` lowest pass rates, one bar a check, the worst at the top.
+
+    The rate and counts sit in the label: one text a bar, as text is what
+    takes matplotlib the time; every rate is in ``summary.json``.
+    """
+    ordered = sorted(checks.items(), key=lambda item: (item[1]["pass_rate"], item[0]))[:CHECKS_PLOTTED]
+    height = max(2.0, 0.8 + 0.22 * len(ordered))
+    figure = _figure(10, height, layout=None)
+    figure.subplots_adjust(left=0.5, right=0.97, top=1 - 0.4 / height, bottom=0.45 / height)
+    ax = figure.subplots()
+    rates = [100 * c["pass_rate"] for _, c in ordered]
+    from matplotlib import colormaps
+
+    ax.barh(range(len(ordered)), rates, color=[colormaps["RdYlGn"](0.1 + 0.8 * r / 100) for r in rates])
+    labels = [f"{_clip(name.replace('::test_', ': '))}  {rate:.0f}% ({c['passed']}/{c['graded']})"
+              for rate, (name, c) in zip(rates, ordered)]
+    ax.set_yticks(range(len(ordered)), labels, fontsize=8)
+    ax.set_ylim(len(ordered) - 0.5, -0.5)  # the first (worst) check at the top
+    ax.set_xlim(0, 100)
+    ax.grid(axis="x", color="#dddddd")
+    ax.set_axisbelow(True)
+    ax.set_xlabel("graded students who passed (%)")
+    shown = f"the {len(ordered)} lowest of {len(checks)} checks" if len(ordered) < len(checks) else "every check"
+    figure.suptitle(f"Pass rate per check, the worst at the top ({shown})", y=1 - 0.08 / height, va="top")
+    return figure
+
+
+def _diagnoses_figure(diagnoses: Sequence[Mapping[str, Any]]) -> Any:
+    figure = _figure(10, max(2.2, 1.2 + 0.32 * len(diagnoses)))
+    ax = figure.subplots()
+    counts = [d["count"] for d in diagnoses]
+    ax.barh(range(len(diagnoses)), counts, color="#e45756")
+    ax.set_yticks(range(len(diagnoses)), [_clip(f"{d['exercise']}: {d['title']}") for d in diagnoses], fontsize=8)
+    ax.invert_yaxis()
+    for y, count in enumerate(counts):
+        ax.annotate(str(count), (count, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=8)
+    ax.set_xlim(0, max(counts) * 1.15)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.set_xlabel("students")
+    ax.set_title("Most common known mistakes")
+    return figure
+
+
+def _clip(text: str, limit: int = LABEL_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ------------------------------------------------------------------ the index page
+
+
+def index_html(summary: Mapping[str, Any], rows: Sequence[Row], reports: set[str], plots: Mapping[str, bytes],
+               similar: Mapping[str, Any] | None, notes: Sequence[str] = ()) -> str:
+    """The instructor's page: one self-contained HTML file (autoescaped; plots as data: URIs).
+
+    ``reports``: the students whose ``<student>.html`` sits beside the page;
+    only they get a link, the others show their score without one.
+    """
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.PackageLoader("grader.export", "templates"), autoescape=True,
+                                     undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    students = [{"name": r.student, "href": _href(r.student) if r.student in reports else None, "status": r.status,
+                 "score": r.score, "max_score": r.max_score, "message": r.message} for r in rows]
+    hrefs = {r.student: _href(r.student) for r in rows if r.student in reports}
+    return environment.get_template("cohort_index.html.j2").render(
+        summary=summary, students=students, hrefs=hrefs, notes=list(notes), version=__version__,
+        plots={name: base64.b64encode(png).decode("ascii") for name, png in plots.items()},
+        similarity=similar)
+
+
+def _href(student: str) -> str:
+    """A relative link to ``<student>.html`` that no student id can turn into another URL."""
+    return "./" + quote(f"{student}.html", safe="")
+
+
+def _json(data: Any) -> str:
+    import json
+
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """``files.write_atomically`` for bytes: beside the target first, then renamed into place."""
+    tmp = path.with_name(f"{files.TMP_PREFIX}{os.getpid()}-{path.name}")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,463 @@
+"""The class as a whole: summary.json's cohort fields, the plots, the index page, the similarity report.
+
+Most tests build their cards and rows by hand (no grading); one runs
+``grade-all`` on a class of three and ``merge`` on that output split in two.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+import string
+import tokenize
+from urllib.parse import unquote
+from html.parser import HTMLParser
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader import batch, cohort, similarity, summary
+from grader.gradebook import Row, row_from_card
+from grader.scorecard import CheckResult, Diagnosis, Scorecard, SubmissionInfo
+from tests.conftest import ROOT
+from tests.corpus_cases import corpus
+
+REFERENCE = (ROOT / "solutions/attention.py").read_text()
+STUB = ROOT / "exercises/attention.py"
+SOFTMAX_DIM0 = Diagnosis("softmax_dim0", "a softmax over dim 0")
+
+
+# ------------------------------------------------------------------ cards and rows made by hand
+
+
+def check(name: str, exercise: str, status: str = "passed", message: str = "", points: float = 1.0,
+          diagnosis: Diagnosis | None = None) -> CheckResult:
+    return CheckResult(name, exercise, status, points if status == "passed" else 0.0, points, message, "visible",
+                       diagnosis=diagnosis)
+
+
+def make_card(checks: list[CheckResult]) -> Scorecard:
+    return Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), sum(c.score for c in checks),
+                     sum(c.max_score for c in checks), tuple(checks))
+
+
+def a_class(folder: Path, cards: dict[str, Scorecard],
+            others: tuple[Row, ...] = ()) -> tuple[list[Row], dict[str, Path]]:
+    """Rows (graded ones from ``cards``, plus ``others``) and the card files, as ``grade-all`` leaves them."""
+    (folder / "cards").mkdir(parents=True, exist_ok=True)
+    rows, paths = list(others), {}
+    for student, card in cards.items():
+        paths[student] = folder / "cards" / f"{student}.json"
+        paths[student].write_text(card.to_json())
+        rows.append(row_from_card(student, card, f"{student}.py", f"cards/{student}.json"))
+    return sorted(rows, key=lambda r: r.student), paths
+
+
+def full_marks() -> list[CheckResult]:
+    return [check("test_rows_sum_to_one", "softmax", points=2),
+            check("test_output_matches_reference[softmax]", "softmax"),
+            check("test_scores_are_raw_dot_products", "attention_scores", points=2)]
+
+
+def wrong_softmax(largest: str) -> list[CheckResult]:
+    return [check("test_rows_sum_to_one", "softmax", "failed", f"row (1, 1) sums to {largest}; must sum to 1", 2,
+                  SOFTMAX_DIM0),
+            check("test_output_matches_reference[softmax]", "softmax", "failed", f"differs in {largest} entries",
+                  diagnosis=SOFTMAX_DIM0),
+            check("test_scores_are_raw_dot_products", "attention_scores", points=2)]
+
+
+@pytest.fixture
+def cohort_class(tmp_path: Path) -> tuple[list[Row], dict[str, Path]]:
+    cards = {
+        "ann": make_card(full_marks()),
+        "ben": make_card(wrong_softmax("5.451")),
+        "cat": make_card(wrong_softmax("3.2")),
+        "dan": make_card([*wrong_softmax("12.0")[:2],
+                          check("test_scores_are_raw_dot_products", "attention_scores", "failed", "not attempted", 2,
+                                Diagnosis("scores_transposed", "k not transposed"))]),
+        "eve": make_card([check(c.id, c.exercise, "failed", "your file could not be graded: syntax error at line 7",
+                                c.max_score) for c in full_marks()]),
+    }
+    return a_class(tmp_path, cards, (Row("fay", "missing", message="nothing submitted"),
+                                     Row("gus", "error", "gus.py", message="more than one submission")))
+
+
+# ------------------------------------------------------------------ summary.json
+
+
+def test_the_histogram_counts_every_graded_student_once(cohort_class) -> None:
+    rows, cards = cohort_class
+    data = summary.summarise("attention", rows, cards)
+    hist = data["histogram"]
+    assert sum(hist["counts"]) == data["counts"]["graded"] == 5
+    assert len(hist["counts"]) == summary.HISTOGRAM_BINS and len(hist["edges"]) == summary.HISTOGRAM_BINS + 1
+    assert hist["edges"][0] == 0 and hist["edges"][-1] == data["score"]["max_score"] == 5
+    assert hist["counts"][-1] == 1  # ann's full marks fall in the last bin
+    assert hist["counts"][0] == 2  # eve's 0 and dan's 0
+    for old in ("assignment", "counts", "score", "exercises", "checks"):  # the keys from before stay
+        assert old in data
+    assert data["checks"]["softmax::test_rows_sum_to_one"] == {"passed": 1, "graded": 5, "pass_rate": 0.2}
+
+
+def test_histogram_bins_edges_and_an_empty_class() -> None:
+    assert summary.histogram([0, 4.99, 5, 9.99, 10], 10, bins=2) == {"edges": [0.0, 5.0, 10.0], "counts": [2, 3]}
+    assert summary.histogram([], None) == {"edges": [0.0, 0.0], "counts": []}
+
+
+def test_diagnoses_are_counted_in_students_most_common_first(cohort_class) -> None:
+    data = summary.summarise("attention", *cohort_class)
+    assert data["diagnoses"] == [
+        {"id": "softmax_dim0", "title": "a softmax over dim 0", "exercise": "softmax", "count": 3},  # 2 checks each
+        {"id": "scores_transposed", "title": "k not transposed", "exercise": "attention_scores", "count": 1},
+    ]
+
+
+def test_a_mistake_seen_in_several_exercises_counts_once_under_the_first(tmp_path: Path) -> None:
+    downstream = [*wrong_softmax("2.5")[:2], check("test_weights_rows_sum_to_one", "attention", "failed", "sums to 2",
+                                                  diagnosis=SOFTMAX_DIM0)]
+    only_attention = [check("test_weights_rows_sum_to_one", "attention", "failed", "sums to 3", diagnosis=SOFTMAX_DIM0)]
+    cards = {"amy": make_card(downstream), "bob": make_card(downstream), "cal": make_card(only_attention)}
+    data = summary.summarise("attention", *a_class(tmp_path, cards))
+    assert data["diagnoses"] == [{"id": "softmax_dim0", "title": "a softmax over dim 0", "exercise": "softmax",
+                                  "count": 3}]
+
+
+def test_failures_group_the_same_message_with_other_numbers(cohort_class) -> None:
+    data = summary.summarise("attention", *cohort_class)
+    failures = {(f["exercise"], f["check"], f["pattern"]): f for f in data["failures"]}
+    rows_sum = failures[("softmax", "test_rows_sum_to_one", "row (N, N) sums to N.N; must sum to N")]
+    assert rows_sum["count"] == 3  # ben 5.451, cat 3.2, dan 12.0
+    assert rows_sum["message"] == "row (1, 1) sums to 5.451; must sum to 1"  # an original, the first student's
+    params = failures[("softmax", "test_output_matches_reference", "differs in N.N entries")]
+    assert params["count"] == 3  # the check's id without its parameters
+    # eve's file could not run: every check failed with one message, counted once for the whole card
+    assert failures[("*", "*", "your file could not be graded: syntax error at line N")]["count"] == 1
+    assert data["failures"][0]["count"] == 3 and [f["count"] for f in data["failures"]] == sorted(
+        (f["count"] for f in data["failures"]), reverse=True)
+    assert set(data["failures"][0]) == {"exercise", "check", "message", "pattern", "count"}
+
+
+def test_a_message_every_check_of_an_exercise_failed_with_counts_once(tmp_path: Path) -> None:
+    checks = [check(f"test_{i}", "softmax", "failed", "not attempted") for i in range(4)]
+    checks.append(check("test_scores_are_raw_dot_products", "attention_scores"))
+    data = summary.summarise("attention", *a_class(tmp_path, {"amy": make_card(checks)}))
+    assert [(f["exercise"], f["check"], f["count"]) for f in data["failures"]] == [("softmax", "*", 1)]
+
+
+def test_only_the_top_failures_are_kept(tmp_path: Path) -> None:
+    checks = [check(f"test_{i:02d}", f"ex{i:02d}", "failed", f"wrong in part {string.ascii_letters[i]}")
+              for i in range(30)]
+    data = summary.summarise("attention", *a_class(tmp_path, {"amy": make_card(checks), "bob": make_card(checks)}))
+    assert len(data["failures"]) == summary.TOP_FAILURES == 20
+    assert all(f["count"] == 2 for f in data["failures"])
+    assert (summary.normalise_message("at index (0, 12) got 1e-05,\n expected 0.5")
+            == "at index (N, N) got Ne-N, expected N.N")
+
+
+# ------------------------------------------------------------------ plots and the index page
+
+
+def png_pixels(path: Path):
+    from matplotlib import image
+
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return image.imread(path)
+
+
+def test_the_plots_are_pngs_with_something_drawn(cohort_class, tmp_path: Path) -> None:
+    rows, cards = cohort_class
+    out = tmp_path / "out"
+    warnings: list[str] = []
+    cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=warnings.append)
+    assert warnings == []
+    for name in ("scores", "checks", "diagnoses"):
+        pixels = png_pixels(out / "cohort" / f"{name}.png")
+        assert pixels.shape[0] >= 150 and pixels.shape[1] >= 600
+        assert pixels.std() > 0.05, f"{name}.png is blank"
+        colours = {tuple(p) for p in pixels[::7, ::7].reshape(-1, pixels.shape[2]).round(2).tolist()}
+        assert len(colours) > 10, f"{name}.png has almost nothing on it"
+
+
+def test_no_diagnoses_no_diagnoses_plot_and_a_stale_one_goes(tmp_path: Path) -> None:
+    rows, cards = a_class(tmp_path, {"amy": make_card(full_marks())})
+    out = tmp_path / "out"
+    (out / "cohort").mkdir(parents=True)
+    (out / "cohort" / "diagnoses.png").write_bytes(b"from an earlier run")
+    cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=pytest.fail)
+    assert (out / "cohort" / "scores.png").is_file() and not (out / "cohort" / "diagnoses.png").exists()
+
+
+def test_a_plotting_problem_is_one_line_and_everything_else_is_written(cohort_class, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    rows, cards = cohort_class
+    out = tmp_path / "out"
+    (out / "cohort").mkdir(parents=True)
+    (out / "cohort" / "tokens.json").write_text(json.dumps(similarity.empty_store()))
+
+    def broken(_):
+        raise RuntimeError("no fonts\nsecond line")
+
+    monkeypatch.setattr(cohort, "draw", broken)
+    warnings: list[str] = []
+    cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=warnings.append)
+    assert len(warnings) == 1 and "no fonts" in warnings[0] and "\n" not in warnings[0]
+    assert not list((out / "cohort").glob("*.png"))
+    assert (out / "similarity.json").is_file()
+    assert "the cohort plots could not be drawn: RuntimeError: no fonts" in (out / "reports" / "index.html").read_text()
+
+
+def test_a_similarity_problem_is_one_line_and_the_plots_and_index_are_written(cohort_class, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    rows, cards = cohort_class
+    out = tmp_path / "out"
+    (out / "cohort").mkdir(parents=True)
+    (out / "cohort" / "tokens.json").write_text(json.dumps(similarity.empty_store()))
+    (out / "similarity.json").write_text("{}")  # from an earlier run: must not survive as if current
+
+    def broken(*_):
+        raise MemoryError("too many pairs")
+
+    monkeypatch.setattr(similarity, "report", broken)
+    warnings: list[str] = []
+    cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=warnings.append)
+    assert warnings == ["the similarity report could not be made: MemoryError: too many pairs"]
+    assert not (out / "similarity.json").exists() and (out / "cohort" / "scores.png").is_file()
+    assert "No similarity report" in (out / "reports" / "index.html").read_text()
+
+
+class Page(HTMLParser):
+    """Every tag's attributes and the page's text, to check what a browser would load and show."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.text: list[str] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_the_index_links_existing_reports_escapes_names_and_loads_nothing(cohort_class, tmp_path: Path) -> None:
+    rows, cards = cohort_class
+    hostile = '<img src=x onerror="alert(1)">&q'
+    rows = sorted([*rows, Row(hostile, "missing", message="nothing submitted"),
+                   Row("has space#?", "missing", message="nothing <b>submitted</b>")], key=lambda r: r.student)
+    out = tmp_path / "out"
+    (out / "reports").mkdir(parents=True)
+    for student in ("ann", "cat", "has space#?"):
+        (out / "reports" / f"{student}.html").write_text("<p>report</p>")
+    cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=pytest.fail)
+    html = (out / "reports" / "index.html").read_text()
+    page = Page(html)
+    links = [a["href"] for tag, a in page.tags if tag == "a" and not a["href"].startswith("#")]
+    assert sorted(links) == ["./ann.html", "./cat.html", "./has%20space%23%3F.html"]
+    assert all((out / "reports" / unquote(href[2:])).is_file() for href in links)
+    assert hostile in "".join(page.text) and "nothing <b>submitted</b>" in "".join(page.text)  # shown as text
+    assert not any(tag == "img" and a.get("src") == "x" for tag, a in page.tags)  # ...never as markup
+    images = [a["src"] for tag, a in page.tags if tag == "img"]
+    assert len(images) == 3 and all(src.startswith("data:image/png;base64,") for src in images)
+    assert not [tag for tag, _ in page.tags if tag in ("script", "link", "iframe", "object", "embed")]
+    assert "http://" not in html and "https://" not in html and "url(" not in html
+    cells = [text.strip() for text in page.text]
+    for student in ("ben", "dan", "eve", "fay", "gus"):  # no report: the name (and score), without a link
+        assert student in cells
+    assert "2 / 5" in cells and "—" in cells  # ben's score; fay (missing) has none
+    assert "a softmax over dim 0" in html and "row (1, 1) sums to 5.451; must sum to 1" in html
+
+
+# ------------------------------------------------------------------ similarity
+
+
+def renamed(source: str, names: dict[str, str]) -> str:
+    """``source`` with its own names replaced (never an attribute after a dot), then reformatted by ast."""
+    out, previous = [], None
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.NAME and tok.string in names and previous != ".":
+            tok = tok._replace(string=names[tok.string])
+        out.append(tok)
+        if tok.type not in (tokenize.NL, tokenize.COMMENT):
+            previous = tok.string
+    text = tokenize.untokenize(out)
+    tree = ast.parse(text)
+    for node in ast.walk(tree):  # new docstrings, as a student retyping it would write
+        if isinstance(node, ast.FunctionDef) and ast.get_docstring(node) is not None:
+            node.body[0] = ast.Expr(ast.Constant(f"My {node.name}."))
+    return "# copied, then tidied up\n" + ast.unparse(tree).replace("    ", "  ") + "\n"
+
+
+RENAMES = {"scores": "logits", "weights": "probs", "row_max": "biggest", "counts": "denominators", "d_head": "hs",
+           "log_p": "logp", "mask": "allowed", "e": "ex", "p": "w", "q": "queries", "k": "keys", "v": "values"}
+
+
+def all_alternatives() -> str:
+    """The reference with every function swapped for a corpus alternative: correct, and written differently."""
+    picks = ["apply_mask_where", "attention_entropy_xlogy", "attention_inline_no_helpers", "attention_scores_einsum",
+             "bag_of_past_tril_matmul", "causal_mask_arange_compare", "merge_heads_permute_flatten",
+             "mix_values_einsum", "multi_head_attention_loop_over_heads", "scale_scores_multiply_rsqrt",
+             "softmax_logsumexp", "split_heads_unflatten_movedim"]
+    cases = {c.path.stem: c for c in corpus("alternatives")}
+    parts = ["import math\nimport torch\n"]
+    for pick in picks:
+        tree = ast.parse(cases[pick].path.read_text())
+        parts += [ast.get_source_segment(cases[pick].path.read_text(), node) for node in tree.body
+                  if not isinstance(node, (ast.Import, ast.ImportFrom))]
+    return "\n\n".join(parts) + "\n"
+
+
+def as_notebook(source: str) -> str:
+    cells = [nbformat.v4.new_markdown_cell("# Attention, my way")]
+    cells += [nbformat.v4.new_code_cell(chunk) for chunk in re.split(r"\n(?=def )", source)]
+    cells.append(nbformat.v4.new_code_cell("print(softmax(torch.randn(3, 3)))"))  # a demo: not graded
+    return nbformat.writes(nbformat.v4.new_notebook(cells=cells))
+
+
+@pytest.fixture(scope="module")
+def alternatives_file() -> str:
+    return all_alternatives()
+
+
+def test_renamed_and_reformatted_copies_score_high_and_a_different_solution_does_not(tmp_path: Path,
+                                                                                     alternatives_file: str) -> None:
+    copy = renamed(REFERENCE, RENAMES)
+    assert "logits" in copy and not re.search(r"\bscores\b", copy) and copy.count("\n") != REFERENCE.count("\n")
+    files = {"ref.py": REFERENCE, "copy.py": copy, "alt.py": alternatives_file,
+             "nb.ipynb": as_notebook(renamed(REFERENCE, {"weights": "attn", "v": "val"})),
+             "stub.py": STUB.read_text(), "stub2.py": STUB.read_text()}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    store = similarity.build_store({Path(n).stem: tmp_path / n for n in files}, STUB, {})
+    assert "softmax" not in json.dumps(store)  # names are gone: tokens, never source text
+    report = similarity.report(store, threshold=0.8)
+    pairs = {(p["a"], p["b"]): p for p in report["pairs"]}
+    assert pairs[("copy", "ref")]["score"] >= 0.9  # ast.unparse drops trailing commas, adds parentheses...
+    assert pairs[("nb", "ref")]["score"] >= 0.9  # a notebook is compared on the code the grader extracts
+    assert not [pair for pair in pairs if "alt" in pair]
+    assert {s["student"] for s in report["not_compared"]} == {"stub", "stub2"}  # the starter code does not count
+    low, _ = similarity.compare({n: e["tokens"] for n, e in store["students"].items() if n in ("ref", "alt")},
+                                store["boilerplate"], threshold=0.0)
+    assert low[0].score < 0.3
+    assert report["note"].startswith("A review aid") and "No score changes" in report["note"]
+    nothing_shared = {"x": "V=" + "0123456789" * 20, "y": "W+" + "abcdefghij" * 20}
+    assert similarity.compare(nothing_shared, "", threshold=0.0) == ([similarity.Pair("x", "y", 0.0, 0.0, 0.0)], {})
+
+
+def test_the_fast_matrix_equals_copydetects_compare_files() -> None:
+    from copydetect import compare_files
+
+    mutants, alternatives = ([c.source() for c in corpus(kind) if c.assignment == "attention"][:6]
+                             for kind in ("mutants", "alternatives"))
+    sources = mutants + alternatives
+    texts = {f"s{i}": similarity.tokens(s) for i, s in enumerate(sources + [all_alternatives(), REFERENCE])}
+    prints, _ = similarity._fingerprints(texts, similarity.tokens(STUB.read_text()), similarity.NOISE)
+    names = list(prints)
+    shares = similarity.similarity_matrix(prints, similarity.NOISE)
+    for i, a in enumerate(names):
+        for j, b in enumerate(names[i + 1:], start=i + 1):
+            _, (share_a, share_b), _ = compare_files(prints[a].fingerprint, prints[b].fingerprint)
+            assert (shares[i, j], shares[j, i]) == pytest.approx((share_a, share_b), abs=1e-12), (a, b)
+
+
+def test_a_class_of_200_is_compared_in_seconds() -> None:
+    base = [similarity.tokens(c.source()) for c in corpus("mutants") + corpus("alternatives")
+            if c.assignment == "attention"]
+    texts = {f"s{i:03d}": base[i % len(base)] + "V=V" * (i // len(base)) for i in range(200)}  # all near-identical
+    started = time.perf_counter()
+    pairs, _ = similarity.compare(texts, similarity.tokens(STUB.read_text()), threshold=0.8)
+    assert time.perf_counter() - started < 20  # ~1.3 s measured on a busy 2-core machine; compare_files: ~40 s
+    assert len(pairs) > 19_000
+
+
+def test_a_rerun_retokenises_only_changed_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.py").write_text(REFERENCE)
+    (tmp_path / "b.py").write_text(REFERENCE)
+    first = similarity.build_store({"a": tmp_path / "a.py", "b": tmp_path / "b.py"}, STUB, {})
+    (tmp_path / "b.py").write_text(REFERENCE + "\nX = 1\n")
+    seen: list[str] = []
+    real = similarity.tokens
+    monkeypatch.setattr(similarity, "tokens", lambda source: seen.append(source) or real(source))
+    second = similarity.build_store({"b": tmp_path / "b.py"}, STUB, first)
+    assert list(second["students"]) == ["b"]  # a is not in this run's plan (another shard)
+    assert len(seen) == 2 and "X = 1" in seen[0]  # b, and the stub
+    merged = similarity.merge_stores([{"students": {"a": first["students"]["a"]}, "boilerplate": ""}, second])
+    assert list(merged["students"]) == ["a", "b"] and merged["boilerplate"] == second["boilerplate"]
+
+
+def test_a_huge_file_is_not_tokenised_and_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("a", "b", "huge"):
+        (tmp_path / f"{name}.py").write_text(REFERENCE)
+    huge = REFERENCE + "DATA = [" + "1, " * 3000 + "]\n"
+    (tmp_path / "huge.py").write_text(huge)
+    monkeypatch.setattr(similarity, "MAX_SOURCE_CHARS", 8000)
+    store = similarity.build_store({n: tmp_path / f"{n}.py" for n in ("a", "b", "huge")}, STUB, {})
+    report = similarity.report(store)
+    assert report["not_compared"] == [{"student": "huge", "why": f"too long to compare ({len(huge)} characters)"}]
+    assert report["compared"] == 2 and [(p["a"], p["b"]) for p in report["pairs"]] == [("a", "b")]
+
+
+# ------------------------------------------------------------------ grade-all and merge, end to end
+
+
+def test_grade_all_writes_the_cohort_views_and_merge_writes_the_same(tmp_path: Path) -> None:
+    submissions = tmp_path / "class"
+    submissions.mkdir()
+    (submissions / "alice.py").write_text(REFERENCE)
+    (submissions / "bob.ipynb").write_text(as_notebook(renamed(REFERENCE, RENAMES)))
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(submissions), "--assignment",
+                           "attention", "--out", str(out), "--jobs", "2", "--similarity-threshold", "0.9"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "grader:" not in proc.stderr, proc.stderr  # no view reported a problem
+    data = json.loads((out / "summary.json").read_text())
+    assert sum(data["histogram"]["counts"]) == data["counts"]["graded"] == 2
+    assert {"histogram", "diagnoses", "failures", "checks"} <= set(data)
+    for name in ("scores", "checks"):
+        assert png_pixels(out / "cohort" / f"{name}.png").std() > 0.05
+    similar = json.loads((out / "similarity.json").read_text())
+    assert similar["threshold"] == 0.9
+    assert ("alice", "bob") in {(p["a"], p["b"]) for p in similar["pairs"]}
+    index = (out / "reports" / "index.html").read_text()
+    assert "alice" in index and "bob" in index and "data:image/png;base64," in index
+    gradebook = (out / "gradebook.csv").read_text()
+    assert "similar" not in gradebook.lower()  # a review aid: no score, card or gradebook column changes
+
+    # merge: the same output split into two "shards" joins back into the same cohort views
+    shards = [tmp_path / "shard-0", tmp_path / "shard-1"]
+    for shard, keep in zip(shards, (["alice"], ["bob"])):
+        shutil.copytree(out, shard)
+        for folder in ("cards", "records"):
+            for path in (shard / folder).glob("*.json"):
+                if path.stem not in keep:
+                    path.unlink()
+        tokens = json.loads((shard / "cohort" / "tokens.json").read_text())
+        tokens["students"] = {s: e for s, e in tokens["students"].items() if s in keep}
+        (shard / "cohort" / "tokens.json").write_text(json.dumps(tokens))
+    merged = tmp_path / "merged"
+    batch.merge(shards, merged, similarity_threshold=0.9)
+    assert json.loads((merged / "summary.json").read_text()) == data
+    assert json.loads((merged / "similarity.json").read_text()) == similar
+    assert (merged / "reports" / "index.html").is_file() and (merged / "cohort" / "checks.png").is_file()
+
+
+def test_an_interrupted_run_leaves_no_stale_views(cohort_class, tmp_path: Path) -> None:
+    rows, cards = cohort_class
+    out = tmp_path / "out"
+    (out / "cohort").mkdir(parents=True)
+    (out / "cohort" / "tokens.json").write_text(json.dumps(similarity.empty_store()))
+    cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=pytest.fail)
+    (out / "reports" / "ann.html").write_text("<p>report</p>")
+    cohort.clear(out)
+    left = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file() and p.parent != out / "cards")
+    assert left == ["cohort/tokens.json", "reports/ann.html"]
