@@ -104,6 +104,9 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
+IDIOMS = {"super().__init__()"}  # statements any Python package may hold: they give nothing of the reference away
+
+
 def _reference_statements(path: Path, stub: Path) -> set[str]:
     """Every simple statement in the reference's function bodies (docstrings left out), whitespace
     squashed, that is long enough to be distinctive and that the stub does not have."""
@@ -122,7 +125,7 @@ def _reference_statements(path: Path, stub: Path) -> set[str]:
                     visit(block)
                 continue
             text = _squash(ast.get_source_segment(source, stmt) or "")
-            if len(text) >= 16 and text not in stub_text:
+            if len(text) >= 16 and text not in stub_text and text not in IDIOMS:
                 found.add(text)
 
     for node in ast.walk(ast.parse(source)):
@@ -182,13 +185,15 @@ def _raw(t: torch.Tensor) -> bytes:
 
 # --- the kit judges like the course --------------------------------------------------------------
 
-KIT_SAMPLE = [c for c in corpus("mutants")][::3] + corpus("alternatives")[::4]
+KIT_SAMPLE = corpus("mutants")[::4] + corpus("alternatives")[::4]
 
 
 @pytest.mark.slow
 def test_the_kit_gives_the_same_visible_verdicts_as_the_reference(release, server, tmp_path):
     """Mutants and correct alternatives: the recorded values pass and fail exactly the visible
-    checks that the reference itself passes and fails, with the same messages."""
+    checks that the reference itself passes and fails, with the same messages. The one difference:
+    the kit names no known mistake (its catalogue would show the reference), so the course's
+    "Likely mistake" sentence is left out of the comparison."""
     kit_config = release / "grader/course/assignments.yaml"
     for aid in CONFIG.assignments:
         cases = [c for c in KIT_SAMPLE if c.assignment == aid]
@@ -197,8 +202,10 @@ def test_the_kit_gives_the_same_visible_verdicts_as_the_reference(release, serve
                 api.Grader(aid, server=server, visible_only=True, config_path=kit_config) as student:
             for case in cases:
                 path = case.write_submission(tmp_path)
-                want = [(c.id, c.status, c.message) for c in course.grade(path).checks]
-                got = [(c.id, c.status, c.message) for c in student.grade(path).checks]
+                want = [(c.id, c.status, c.message.split("\nLikely mistake: ")[0]) for c in course.grade(path).checks]
+                kit_card = student.grade(path)
+                assert not any(c.diagnosis for c in kit_card.checks)
+                got = [(c.id, c.status, c.message) for c in kit_card.checks]
                 assert got == want, f"{case.id}: " + str([(g, w) for g, w in zip(got, want) if g != w][:2])
 
 

@@ -20,8 +20,10 @@ forward) is not evidence either way.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -36,6 +38,7 @@ from grader.scorecard import Diagnosis
 from grader.scorecard import Mistake as NamedMistake
 
 Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, its reply)
+MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,33 @@ def _close(x: Any, y: Any) -> bool:
     return bool(((g[finite] - e[finite]).abs() <= atol + rtol * e[finite].abs()).all())
 
 
+def request_key(message: dict[str, Any]) -> str:
+    """A digest of everything a request hands the code: equal keys, equal answers from trusted code."""
+    digest = hashlib.blake2b(digest_size=16)
+
+    def feed(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            digest.update(f"T{value.dtype}{tuple(value.shape)}{value.stride()}{value.device.type}".encode())
+            if value.device.type != "meta":
+                digest.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(value, dict):
+            digest.update(b"{")
+            for k in sorted(value, key=str):
+                digest.update(repr(k).encode())
+                feed(value[k])
+            digest.update(b"}")
+        elif isinstance(value, (list, tuple)):
+            digest.update(b"[")
+            for v in value:
+                feed(v)
+            digest.update(b"]")
+        else:
+            digest.update(repr(value).encode())
+
+    feed({k: v for k, v in message.items() if k != "vjp"})
+    return digest.hexdigest()
+
+
 def uses(module: ModuleType) -> dict[str, frozenset[str]]:
     """For each function or class of ``module``, every name of the module it calls, directly or not.
 
@@ -203,6 +233,14 @@ class CheckEvidence:
     requests: tuple[Request, ...]
 
 
+Evidence = tuple[dict[str, Any], str, Answer]  # (request, its digest, the student's answer)
+
+
+def _evidence(requests: Sequence[Request]) -> list[Evidence]:
+    return [(message, request_key(message), student_answer(message, reply))
+            for message, reply in requests if replayable(message)]
+
+
 class Diagnoser:
     """The reference and the catalogued variants of one assignment, loaded once for a judge's life."""
 
@@ -211,6 +249,19 @@ class Diagnoser:
         self._mistakes = tuple(mistakes)
         self._modules: dict[str, ModuleType] = {}  # loaded when first needed: most gradings never diagnose
         self._uses: dict[str, frozenset[str]] | None = None
+        # The checks' inputs are seeded, so every submission asks mostly the same questions: a variant's
+        # answer is computed once per judge, not once per student (bounded: oldest answers go first).
+        self._answers: OrderedDict[tuple[str, str], Answer] = OrderedDict()
+
+    def _answer(self, mistake: Mistake | None, message: dict[str, Any], digest: str) -> Answer:
+        key = (mistake.id if mistake else "", digest)
+        if key in self._answers:
+            self._answers.move_to_end(key)
+            return self._answers[key]
+        answer = self._answers[key] = replay(self._module(mistake), message)
+        if len(self._answers) > MAX_REMEMBERED_ANSWERS:
+            self._answers.popitem(last=False)
+        return answer
 
     def _module(self, mistake: Mistake | None) -> ModuleType:
         key = mistake.id if mistake else ""
@@ -228,16 +279,16 @@ class Diagnoser:
 
     def matching(self, exercise: str, requests: Sequence[Request]) -> list[Mistake]:
         """The catalogued mistakes whose variant gives every answer the student gave, when the reference does not."""
-        evidence = [(message, student_answer(message, reply)) for message, reply in requests if replayable(message)]
         candidates = self.candidates(exercise)
+        evidence = _evidence(requests) if candidates else []
         if not evidence or not candidates:
             return []
-        if all(same(answer, replay(self._module(None), message)) for message, answer in evidence):
+        if all(same(answer, self._answer(None, message, key)) for message, key, answer in evidence):
             return []  # the reference gives the same answers: they do not show the mistake
         return [m for m in candidates if self._gives(m, evidence)]
 
-    def _gives(self, mistake: Mistake, evidence: Sequence[tuple[dict[str, Any], Answer]]) -> bool:
-        return all(same(answer, replay(self._module(mistake), message)) for message, answer in evidence)
+    def _gives(self, mistake: Mistake, evidence: Sequence[Evidence]) -> bool:
+        return all(same(answer, self._answer(mistake, message, key)) for message, key, answer in evidence)
 
     def settle(self, checks: Sequence[CheckEvidence]) -> list[list[Mistake]]:
         """Across one card, drop the matches the card itself rules out.
@@ -252,11 +303,11 @@ class Diagnoser:
         """
         failing = {c.exercise for c in checks if c.status not in ("passed", "skipped")}
         kept = [[m for m in c.matches if m.exercise == c.exercise or m.exercise in failing] for c in checks]
-        passed: dict[str, list[tuple[dict[str, Any], Answer]]] = {}
+        unsettled = {c.exercise for found, c in zip(kept, checks) if len(found) > 1}
+        passed: dict[str, list[Evidence]] = {}
         for c in checks:
-            if c.status == "passed":
-                passed.setdefault(c.exercise, []).extend(
-                    (message, student_answer(message, reply)) for message, reply in c.requests if replayable(message))
+            if c.status == "passed" and c.exercise in unsettled:
+                passed.setdefault(c.exercise, []).extend(_evidence(c.requests))
         kept = [[m for m in found if self._gives(m, passed.get(c.exercise, []))] if len(found) > 1 else found
                 for found, c in zip(kept, checks)]
         shown = {found[0].id for found, c in zip(kept, checks) if len(found) == 1 and found[0].exercise == c.exercise}

@@ -23,6 +23,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 KIT_PACKAGE_DATA = ["schema/*.json", "checks/pytest.ini", "course/*.yaml", "course/expected/*.json"]
 EXTRA_KIT_DEPENDENCIES = ["matplotlib>=3.7"]  # the notebooks' "break it" pictures
 INSTRUCTOR_ONLY = ("release",)  # sub-packages a student kit leaves out
+INSTRUCTOR_ONLY_DEPENDENCIES = ("copydetect",)  # grade-all's similarity report: never run from a kit
 
 
 def visible_test_names(assignment: AssignmentConfig) -> set[str]:
@@ -159,7 +160,7 @@ def _check_entry(check: Any) -> Any:
 def pyproject() -> bytes:
     """The kit's pyproject: the course grader's dependencies, its version, a `grader` command."""
     main = tomllib.loads((COURSE_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    deps = [*main["dependencies"], *EXTRA_KIT_DEPENDENCIES]
+    deps = [d for d in main["dependencies"] if not d.startswith(INSTRUCTOR_ONLY_DEPENDENCIES)] + EXTRA_KIT_DEPENDENCIES
     lines = [
         "[build-system]",
         'requires = ["setuptools>=68"]',
