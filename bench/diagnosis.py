@@ -32,7 +32,12 @@ from tests.corpus_cases import corpus, diagnosis_outcome, expected_diagnosis  # 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the per-case results here")
+    parser.add_argument("--overhead", action="store_true",
+                        help="instead: time grading the mutants with and without diagnosis, interleaved")
     args = parser.parse_args()
+    if args.overhead:
+        overhead()
+        return
     cases = corpus("mutants") + corpus("alternatives")
     results: dict[str, dict] = {}
     started = time.monotonic()
@@ -62,6 +67,32 @@ def main() -> None:
     print(f"graded {len(results)} cases in {elapsed:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+
+
+def overhead(rounds: int = 3) -> None:
+    """Grade every mutant with diagnosis on and off (the judge built without its diagnoser), interleaved
+    round by round on one warm server, and print the ratio of the totals."""
+    from grader import checking
+
+    with_diagnoser = checking._diagnoser
+    cases = corpus("mutants")
+    totals = {"on": 0.0, "off": 0.0}
+    with WorkerServer() as server, tempfile.TemporaryDirectory() as tmp:
+        paths = [(c.assignment, c.write_submission(Path(tmp))) for c in cases]
+        for _ in range(rounds):
+            for mode in ("off", "on"):
+                checking._diagnoser = with_diagnoser if mode == "on" else (lambda assignment: None)
+                for assignment in sorted({a for a, _ in paths}):
+                    with api.Grader(assignment, server=server) as grader:
+                        grader.grade(next(p for a, p in paths if a == assignment))  # warm-up, not timed
+                        started = time.monotonic()
+                        for _, path in (x for x in paths if x[0] == assignment):
+                            grader.grade(path)
+                        totals[mode] += time.monotonic() - started
+    checking._diagnoser = with_diagnoser
+    n = len(cases) * rounds
+    print(f"{len(cases)} mutants x {rounds} rounds: diagnosis off {totals['off'] / n * 1000:.0f} ms a card, "
+          f"on {totals['on'] / n * 1000:.0f} ms a card: ratio {totals['on'] / totals['off']:.2f}")
 
 
 if __name__ == "__main__":
