@@ -255,6 +255,8 @@ def grade_hostile(server: WorkerServer, config: Path, path: Path, assignment: st
     assert card.grader_error is None, card.grader_error
     internal = [(c.id, c.message) for c in card.checks if "internal check error" in c.message]
     assert not internal, f"a check crashed on what the submission returned: {internal[:3]}"
+    named = [(c.id, c.diagnosis.id) for c in card.checks if c.diagnosis]
+    assert not named, f"an attack makes no catalogued mistake, yet the card names one: {named[:3]}"
     return card
 
 

@@ -53,9 +53,9 @@ class Answer:
 
 
 def _raised(type_name: str, message: str) -> Answer:
-    """A RuntimeError comes from a torch op, whose message names the failing operation: it is part
-    of the evidence (numbers aside). Other types are the code's own raises: their text is free."""
-    text = re.sub(r"\d+", "N", message.splitlines()[0] if message else "")[:100] if type_name == "RuntimeError" else ""
+    """An exception as evidence: its type, whether it is a device mismatch, and its first line with
+    numbers read as N (two codes that raise alike fail in the same operation with the same words)."""
+    text = re.sub(r"\d+", "N", message.splitlines()[0] if message else "")[:100]
     return Answer(raised=(type_name, any(s in message for s in DEVICE_MISMATCH), text))
 
 
@@ -288,28 +288,40 @@ class Diagnoser:
         return [m for m in candidates if self._gives(m, evidence)]
 
     def _gives(self, mistake: Mistake, evidence: Sequence[Evidence]) -> bool:
-        return all(same(answer, self._answer(mistake, message, key)) for message, key, answer in evidence)
+        """Whether the variant gives every answer. Where the contract asks for an exception (the
+        reference raises) and the student raised another type, the type is the evidence: the text of a
+        student's own ``assert`` or ``raise`` is theirs, not the catalogue's."""
+        for message, key, answer in evidence:
+            variant = self._answer(mistake, message, key)
+            reference = self._answer(None, message, key)
+            if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
+                if not variant.raised or variant.raised[:2] != answer.raised[:2]:
+                    return False
+            elif not same(answer, variant):
+                return False
+        return True
 
     def settle(self, checks: Sequence[CheckEvidence]) -> list[list[Mistake]]:
         """Across one card, drop the matches the card itself rules out.
 
         - A mistake of another exercise whose checks all passed is not the student's: every
           catalogued mistake fails a check of its own exercise.
-        - Where several still match, a mistake whose variant answers differently from the student
-          in a check of the same exercise that the student passed is not the student's either.
+        - A mistake whose variant answers unlike the student anywhere in the checks of the same
+          exercise, passed or failed, is not the student's either: a check stops at its first failed
+          answer, so one check alone may hold too little to tell (an all-False mask for T = 1 is
+          both "zeros" and "the diagonal masked"; T = 5 tells them apart).
         - Where several still match and one is the only match of a check of its own exercise, keep
           that one: it is shown there and alone explains this check too (a ``causal_mask`` that
           ignores its device fails ``attention`` as an ``attention`` that builds its mask on the CPU would).
         """
         failing = {c.exercise for c in checks if c.status not in ("passed", "skipped")}
         kept = [[m for m in c.matches if m.exercise == c.exercise or m.exercise in failing] for c in checks]
-        unsettled = {c.exercise for found, c in zip(kept, checks) if len(found) > 1}
-        passed: dict[str, list[Evidence]] = {}
+        involved = {c.exercise for found, c in zip(kept, checks) if found}
+        evidence: dict[str, list[Evidence]] = {}
         for c in checks:
-            if c.status == "passed" and c.exercise in unsettled:
-                passed.setdefault(c.exercise, []).extend(_evidence(c.requests))
-        kept = [[m for m in found if self._gives(m, passed.get(c.exercise, []))] if len(found) > 1 else found
-                for found, c in zip(kept, checks)]
+            if c.exercise in involved:
+                evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
+        kept = [[m for m in found if self._gives(m, evidence[c.exercise])] for found, c in zip(kept, checks)]
         shown = {found[0].id for found, c in zip(kept, checks) if len(found) == 1 and found[0].exercise == c.exercise}
         return [[m for m in found if m.id in shown] or found if len(found) > 1 else found for found in kept]
 
