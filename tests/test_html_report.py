@@ -207,7 +207,8 @@ def test_page_shows_scores_failures_and_pictures(cards):
     for exercise, got in exercise_scores(card):
         assert f"<code>{exercise}</code>" in scores
     for check in _failed_visible(card):
-        assert str(escape(check.message)) in page
+        for part in check.message.split("\nLikely mistake: "):  # a diagnosis sentence has a box of its own
+            assert str(escape(part)) in page
     for token in ("fluffy", "blue", "cat"):
         assert f">{token}</text>" in page
     worked = page[page.index('id="fig-worked_example"'):page.index('id="fig-long_sequence"')]
