@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import string
 import tokenize
 from urllib.parse import unquote
@@ -165,6 +164,14 @@ def test_only_the_top_failures_are_kept(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ plots and the index page
 
 
+def _out_with_no_tokens(tmp_path: Path) -> Path:
+    """A grade-all output folder whose similarity store is empty."""
+    out = tmp_path / "out"
+    (out / "cohort").mkdir(parents=True)
+    (out / "cohort" / "tokens.json").write_text(json.dumps(similarity.empty_store()))
+    return out
+
+
 def png_pixels(path: Path):
     from matplotlib import image
 
@@ -198,9 +205,7 @@ def test_no_diagnoses_no_diagnoses_plot_and_a_stale_one_goes(tmp_path: Path) -> 
 def test_a_plotting_problem_is_one_line_and_everything_else_is_written(cohort_class, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     rows, cards = cohort_class
-    out = tmp_path / "out"
-    (out / "cohort").mkdir(parents=True)
-    (out / "cohort" / "tokens.json").write_text(json.dumps(similarity.empty_store()))
+    out = _out_with_no_tokens(tmp_path)
 
     def broken(_):
         raise RuntimeError("no fonts\nsecond line")
@@ -217,9 +222,7 @@ def test_a_plotting_problem_is_one_line_and_everything_else_is_written(cohort_cl
 def test_a_similarity_problem_is_one_line_and_the_plots_and_index_are_written(cohort_class, tmp_path: Path,
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     rows, cards = cohort_class
-    out = tmp_path / "out"
-    (out / "cohort").mkdir(parents=True)
-    (out / "cohort" / "tokens.json").write_text(json.dumps(similarity.empty_store()))
+    out = _out_with_no_tokens(tmp_path)
     (out / "similarity.json").write_text("{}")  # from an earlier run: must not survive as if current
 
     def broken(*_):
@@ -369,13 +372,12 @@ def test_the_fast_matrix_equals_copydetects_compare_files() -> None:
             assert (shares[i, j], shares[j, i]) == pytest.approx((share_a, share_b), abs=1e-12), (a, b)
 
 
-def test_a_class_of_200_is_compared_in_seconds() -> None:
+def test_a_class_of_200_near_identical_files_lists_every_pair() -> None:
+    """The worst case for the pair matrix (its speed is measured in bench/similarity.py)."""
     base = [similarity.tokens(c.source()) for c in corpus("mutants") + corpus("alternatives")
             if c.assignment == "attention"]
     texts = {f"s{i:03d}": base[i % len(base)] + "V=V" * (i // len(base)) for i in range(200)}  # all near-identical
-    started = time.perf_counter()
     pairs, _ = similarity.compare(texts, similarity.tokens(STUB.read_text()), threshold=0.8)
-    assert time.perf_counter() - started < 20  # ~1.3 s measured on a busy 2-core machine; compare_files: ~40 s
     assert len(pairs) > 19_000
 
 
@@ -453,9 +455,7 @@ def test_grade_all_writes_the_cohort_views_and_merge_writes_the_same(tmp_path: P
 
 def test_an_interrupted_run_leaves_no_stale_views(cohort_class, tmp_path: Path) -> None:
     rows, cards = cohort_class
-    out = tmp_path / "out"
-    (out / "cohort").mkdir(parents=True)
-    (out / "cohort" / "tokens.json").write_text(json.dumps(similarity.empty_store()))
+    out = _out_with_no_tokens(tmp_path)
     cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=pytest.fail)
     (out / "reports" / "ann.html").write_text("<p>report</p>")
     cohort.clear(out)
