@@ -80,6 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--assignment", action="append", help="release only this assignment (repeatable; default: all)")
     r.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
 
+    s = sub.add_parser("gradescope", help="course staff: build the autograder zip of a Gradescope programming assignment")
+    s.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
+    s.add_argument("--assignment", help="the assignment (needed when assignments.yaml has several: "
+                                        "one zip per Gradescope assignment)")
+    s.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
+
     m = sub.add_parser("merge", help="join grade-all --shard outputs into one gradebook and summary")
     m.add_argument("dirs", type=Path, nargs="+", help="grade-all output folders")
     m.add_argument("--out", type=Path, required=True, help="a new folder for the joined output")
@@ -126,7 +132,7 @@ def _similarity_threshold(args: argparse.Namespace) -> float:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     commands = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, "release": cmd_release,
-                "merge": cmd_merge, "export": cmd_export}
+                "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export}
     return commands[args.command](args)
 
 
@@ -275,6 +281,23 @@ def cmd_release(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return _guarded(release, (ConfigError, bundle.ReleaseError), lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
+
+
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    try:
+        from grader.release import gradescope
+    except ModuleNotFoundError:
+        return _fail("`grader gradescope` is for course staff: build the autograder from the course repository")
+    from grader.config import DEFAULT_CONFIG, ConfigError
+
+    def build() -> int:
+        ids = [args.assignment] if args.assignment else None
+        out = gradescope.build_autograder(args.out, ids, args.config or DEFAULT_CONFIG)
+        sys.stdout.write(f"wrote {out}: upload it as the autograder of the Gradescope programming assignment\n")
+        return EXIT_OK
+
+    return _guarded(build, (ConfigError, gradescope.GradescopeError),
+                    lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

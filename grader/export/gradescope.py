@@ -8,7 +8,7 @@ Mapping, and why:
 
 * Top-level ``score`` is the card's score: Gradescope takes it over the sum of
   the tests. Gradescope has no top-level maximum - the assignment's points are
-  set in Gradescope (134.5 for ``attention`` without CUDA).
+  set in Gradescope (137.5 for ``attention`` without CUDA).
 * One test per check, in card order. ``name`` = ``"<exercise>: <check id>"``;
   ``number`` = ``"E.C"`` - E the exercise's position among the card's
   exercises, C the check's position within its exercise, both from 1 - so the
@@ -26,6 +26,12 @@ Mapping, and why:
 * ``visibility``: our ``visible`` -> ``visible``; our ``hidden`` ->
   ``after_published``: students see hidden checks, names and messages only
   once staff publish grades, not while they can still resubmit against them.
+  ``after_due_date`` and ``after_published`` (assignments.yaml takes
+  Gradescope's own names too) pass through unchanged. Every visibility the
+  config schema allows is mapped, so no card can fail to export.
+* A failed check's diagnosis (``CheckResult.diagnosis``) needs no field of
+  its own: its title is already in the message ("Likely mistake: your
+  results match ..."), which is the test's ``output``.
 * Text formats are ``text`` throughout: messages and printed output are shown
   verbatim, never rendered as HTML or Markdown.
 * Top-level ``output`` = a summary line, then what the student's code printed
@@ -48,7 +54,13 @@ from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, Scorecard
 
-VISIBILITY = {"visible": "visible", "hidden": "after_published"}
+# Our visibility (grader/schema/assignments.schema.json) -> Gradescope's.
+VISIBILITY = {
+    "visible": "visible",
+    "hidden": "after_published",
+    "after_due_date": "after_due_date",
+    "after_published": "after_published",
+}
 
 
 def results(card: Scorecard) -> dict[str, Any]:
@@ -65,7 +77,11 @@ def results(card: Scorecard) -> dict[str, Any]:
 
 
 def write(card: Scorecard, path: Path) -> None:
-    """Write ``results.json`` atomically (Gradescope reads ``/autograder/results/results.json``)."""
+    """Write ``results.json`` atomically (Gradescope reads ``/autograder/results/results.json``).
+
+    Unix newlines only: ``json.dumps`` escapes any carriage return inside a message,
+    and the text is written with ``newline=""``, so no platform adds one.
+    """
     text = json.dumps(results(card), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     write_atomically(path, text)
 

@@ -10,6 +10,7 @@ configuration lists only visible checks and how many hidden ones exist.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import tomllib
 from pathlib import Path
@@ -159,20 +160,34 @@ def _check_entry(check: Any) -> Any:
 
 def pyproject() -> bytes:
     """The kit's pyproject: the course grader's dependencies, its version, a `grader` command."""
-    main = tomllib.loads((COURSE_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    deps = [d for d in main["dependencies"] if not d.startswith(INSTRUCTOR_ONLY_DEPENDENCIES)] + EXTRA_KIT_DEPENDENCIES
+    deps = [d for d in course_project()["dependencies"] if not d.startswith(INSTRUCTOR_ONLY_DEPENDENCIES)]
+    return package_pyproject("attention-autograder-kit",
+                             "Self-check for the 'attention from scratch' exercises: the visible checks only",
+                             deps + EXTRA_KIT_DEPENDENCIES, KIT_PACKAGE_DATA)
+
+
+def course_project() -> dict[str, Any]:
+    """The ``[project]`` table of the course grader's own pyproject.toml."""
+    return tomllib.loads((COURSE_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def package_pyproject(name: str, description: str, dependencies: list[str],
+                      package_data: list[str] | None = None) -> bytes:
+    """A pyproject for a packaged copy of the grader (the student kit, the Gradescope bundle):
+    the course grader's version and Python, these dependencies, a ``grader`` command."""
+    main = course_project()
     lines = [
         "[build-system]",
         'requires = ["setuptools>=68"]',
         'build-backend = "setuptools.build_meta"',
         "",
         "[project]",
-        'name = "attention-autograder-kit"',
+        f"name = {json.dumps(name)}",
         f'version = "{main["version"]}"',
-        "description = \"Self-check for the 'attention from scratch' exercises: the visible checks only\"",
+        f"description = {json.dumps(description)}",
         f'requires-python = "{main["requires-python"]}"',
         "dependencies = [",
-        *(f'    "{d}",' for d in deps),
+        *(f"    {json.dumps(d)}," for d in dependencies),
         "]",
         "",
         "[project.scripts]",
@@ -181,8 +196,7 @@ def pyproject() -> bytes:
         "[tool.setuptools.packages.find]",
         'include = ["grader*"]',
         "",
-        "[tool.setuptools.package-data]",
-        f"grader = [{', '.join(repr(p).replace(chr(39), chr(34)) for p in KIT_PACKAGE_DATA)}]",
-        "",
     ]
+    if package_data:
+        lines += ["[tool.setuptools.package-data]", f"grader = [{', '.join(json.dumps(p) for p in package_data)}]", ""]
     return "\n".join(lines).encode()

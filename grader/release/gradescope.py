@@ -1,0 +1,281 @@
+"""``grader gradescope``: the autograder zip a Gradescope programming assignment takes.
+
+Gradescope's layout (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
+the zip is unpacked into ``/autograder/source``; ``setup.sh`` runs once, as
+root on Ubuntu, when Gradescope builds the image; ``run_autograder`` (copied
+to ``/autograder/run_autograder``) runs once per submission, with the files in
+``/autograder/submission`` and the result expected in
+``/autograder/results/results.json``.
+
+What goes in, and why:
+
+* The grader package as the course runs it, WITH the hidden checks, the
+  reference and a config trimmed to the one assignment: this zip is uploaded
+  by staff and never reaches students (the student kit is ``grader release``).
+  ``grader/release`` stays out (nothing there grades), and so do the other
+  assignments' checks and mistake catalogues.
+* One zip per assignment: a Gradescope assignment has one autograder, and a
+  zip that picked the assignment by the file it finds would grade an
+  ``attention_modules.py`` handed in to the ``attention`` assignment against
+  the wrong checks. ``--assignment`` is needed when the config has several.
+* ``setup.sh`` makes a virtual environment outside ``/autograder/source``
+  with a CPU build of torch, then installs the bundled grader in editable
+  mode: the checks and the reference stay in ``/autograder/source``, outside
+  the Python installation the sandbox may read (``api.assert_secrets_unreadable``
+  refuses to grade otherwise). It ends by grading the reference, so a broken
+  image fails Gradescope's build, not the first student.
+* ``run_autograder`` is a few lines of bash around ``gradescope_run.py``
+  (``grader/release/gradescope_run.py``), which picks the file, runs
+  ``grader grade`` and ``grader export gradescope``, and always leaves a
+  ``results.json``. ``AUTOGRADER_ROOT`` (default ``/autograder``) and
+  ``GRADER_BIN`` (a ``grader`` command to use instead of setup.sh's) let
+  tests and staff run it against a temporary folder without setup.sh.
+* ``autograder.json``: the assignment, versions and every file's sha256, to
+  tell later which autograder a Gradescope assignment holds.
+
+The zip is the same bytes for the same course: entries sorted, one fixed
+timestamp, fixed permissions, fixed compression.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import zipfile
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from grader.config import DEFAULT_CONFIG, AssignmentConfig, Config, load_config
+from grader.release.kit import (INSTRUCTOR_ONLY, INSTRUCTOR_ONLY_DEPENDENCIES, PACKAGE_ROOT, course_project,
+                                package_pyproject)
+from grader.version import __version__
+
+TORCH_VERSION = "2.13.0"  # the CPU wheel setup.sh installs; requirements.txt pins the same (a test checks)
+VENV = "/opt/attention-grader"  # setup.sh's virtual environment: outside /autograder/source, which holds the secrets
+RUNNER = Path(__file__).resolve().with_name("gradescope_run.py")
+MANIFEST = "autograder.json"
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold: no build date in the bytes
+PACKAGE_SUFFIXES = (".py", ".json", ".ini", ".yaml", ".j2")  # the grader package's source and data
+EXECUTABLE = ("setup.sh", "run_autograder")
+
+
+class GradescopeError(Exception):
+    """The autograder cannot be built as asked (one line for the CLI, exit 2)."""
+
+
+def build_autograder(out: Path, assignment_ids: Sequence[str] | None = None,
+                     config_path: Path = DEFAULT_CONFIG) -> Path:
+    """Write the autograder zip of one assignment to ``out``; returns ``out``.
+
+    ``assignment_ids``: the assignment (one id; may be left out when the
+    config has only one). Raises ConfigError or GradescopeError.
+    """
+    config = load_config(config_path)
+    assignment = _one_assignment(config, assignment_ids)
+    if out.is_dir():
+        raise GradescopeError(f"{out} is a folder; --out names the zip to write (e.g. autograder.zip)")
+    files = autograder_files(config, assignment)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    _write_zip(out, files)
+    return out
+
+
+def _one_assignment(config: Config, assignment_ids: Sequence[str] | None) -> AssignmentConfig:
+    ids = sorted(set(assignment_ids or ()))
+    if len(ids) > 1:
+        raise GradescopeError(f"one autograder zip per assignment (a Gradescope assignment has one autograder); "
+                              f"build {', '.join(ids)} one at a time")
+    if not ids:
+        if len(config.assignments) != 1:
+            raise GradescopeError(f"{config.path} has {len(config.assignments)} assignments "
+                                  f"({', '.join(sorted(config.assignments))}): choose one with --assignment "
+                                  "(one autograder zip per Gradescope assignment)")
+        ids = list(config.assignments)
+    assignment = config.assignment(ids[0])
+    if assignment.is_kit or assignment.reference is None:
+        raise GradescopeError(f"assignment {assignment.id!r} has no reference (a student kit's config?): build the "
+                              "autograder from the course repository")
+    if not assignment.reference.is_file():
+        raise GradescopeError(f"the reference of {assignment.id!r}, {assignment.reference}, is not a file")
+    if not assignment.checks_dir.is_dir():
+        raise GradescopeError(f"the checks of {assignment.id!r}, {assignment.checks_dir}, are not a folder")
+    return assignment
+
+
+def autograder_files(config: Config, assignment: AssignmentConfig) -> dict[str, bytes]:
+    """Every file of the zip, by path inside it (``/autograder/source/<path>`` on Gradescope)."""
+    assert assignment.reference is not None  # _one_assignment refused a kit
+    reference = f"solutions/{assignment.reference.name}"
+    files = package_files(assignment)
+    files["assignments.yaml"] = bundle_config(config, assignment, reference)
+    files[reference] = assignment.reference.read_bytes()
+    files["pyproject.toml"] = pyproject()
+    files["setup.sh"] = setup_script(assignment, reference).encode()
+    files["run_autograder"] = run_script(assignment).encode()
+    files["gradescope_run.py"] = RUNNER.read_bytes()
+    hashes = {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}
+    files[MANIFEST] = (json.dumps({"assignment": assignment.id, "file": assignment.file, "grader": __version__,
+                                   "torch": TORCH_VERSION, "files": hashes}, indent=1, sort_keys=True) + "\n").encode()
+    return files
+
+
+def package_files(assignment: AssignmentConfig) -> dict[str, bytes]:
+    """The grader package: this assignment's hidden checks and mistake catalogue, no other's; no ``release``."""
+    files = {}
+    for path in sorted(PACKAGE_ROOT.rglob("*")):
+        rel = path.relative_to(PACKAGE_ROOT)
+        if not path.is_file() or "__pycache__" in rel.parts or path.suffix not in PACKAGE_SUFFIXES:
+            continue
+        if rel.parts[0] in (*INSTRUCTOR_ONLY, "course"):
+            continue
+        if rel.parts[0] == "checks" and len(rel.parts) > 2 and rel.parts[1] != assignment.checks_package:
+            continue
+        if rel.parts[:2] == ("diagnosis", "catalogue") and len(rel.parts) > 3 and rel.parts[2] != assignment.id:
+            continue
+        files[f"grader/{rel.as_posix()}"] = path.read_bytes()
+    return files
+
+
+def bundle_config(config: Config, assignment: AssignmentConfig, reference: str) -> bytes:
+    """assignments.yaml with this assignment only, its reference where the zip puts it, no stub."""
+    raw = yaml.safe_load(config.path.read_text(encoding="utf-8"))
+    entry = dict(raw["assignments"][assignment.id])
+    entry.pop("stub", None)  # the starter code: nothing grades with it
+    entry["reference"] = reference
+    out: dict[str, Any] = {key: raw[key] for key in ("schema_version", "defaults", "flagged_calls") if key in raw}
+    out["assignments"] = {assignment.id: entry}
+    header = (f"# Written by `grader gradescope` from {config.path.name}: assignment {assignment.id!r} only.\n"
+              "# Staff only: this file names the hidden checks.\n")
+    return (header + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100)).encode()
+
+
+def pyproject() -> bytes:
+    """The bundle's pyproject: the course grader's dependencies with torch pinned, a `grader` command.
+
+    grade-all's similarity report (copydetect) never runs on Gradescope, so it is left out.
+    """
+    deps = [f"torch=={TORCH_VERSION}" if _name(d) == "torch" else d for d in course_project()["dependencies"]
+            if not d.startswith(INSTRUCTOR_ONLY_DEPENDENCIES)]
+    return package_pyproject("attention-autograder-gradescope",
+                             "The 'attention from scratch' autograder as Gradescope runs it (staff only: hidden checks)",
+                             deps)
+
+
+def _name(requirement: str) -> str:
+    for i, ch in enumerate(requirement):
+        if not (ch.isalnum() or ch in "-_."):
+            return requirement[:i].lower()
+    return requirement.lower()
+
+
+def setup_script(assignment: AssignmentConfig, reference: str) -> str:
+    """``setup.sh``: Python 3.11+, a venv with CPU torch and the bundled grader, then the reference graded."""
+    q = shlex.quote
+    return f"""#!/usr/bin/env bash
+# Gradescope runs this once, as root on Ubuntu, when it builds the autograder image.
+# Written by `grader gradescope` (grader {__version__}) for assignment {assignment.id!r}.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SOURCE="${{AUTOGRADER_ROOT:-/autograder}}/source"
+VENV={q(VENV)}
+
+# Python 3.11 or newer (Ubuntu 22.04's python3 is 3.10; 24.04's is 3.12), with venv.
+python=""
+for candidate in python3.13 python3.12 python3.11 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 \\
+      && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    python="$(command -v "$candidate")"
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  apt-get update
+  apt-get install -y --no-install-recommends python3.11 python3.11-venv
+  python="$(command -v python3.11)"
+fi
+if ! "$python" -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  apt-get update
+  apt-get install -y --no-install-recommends "$(basename "$python")-venv"
+fi
+# pyseccomp loads libseccomp; without it the seccomp layer is off (the card says so).
+if ! ldconfig -p | grep 'libseccomp\\.so\\.2' >/dev/null; then
+  apt-get update
+  apt-get install -y --no-install-recommends libseccomp2
+fi
+
+# A venv outside $SOURCE: the sandbox may read the Python installation, never $SOURCE (checks, reference).
+"$python" -m venv "$VENV"
+export PATH="$VENV/bin:$PATH"  # pip below is the venv's
+pip install --upgrade pip
+pip install torch=={TORCH_VERSION} --index-url https://download.pytorch.org/whl/cpu
+# Editable: the grader runs from $SOURCE, so the hidden checks are not copied into site-packages.
+pip install -e "$SOURCE"
+ln -sf "$VENV/bin/grader" /usr/local/bin/grader
+
+# Grade the reference now: a broken image fails this build, not the first student's submission.
+card="$(mktemp -d)/reference.json"
+"$VENV/bin/grader" grade "$SOURCE"/{q(reference)} --assignment {q(assignment.id)} \\
+  --config "$SOURCE/assignments.yaml" --out "$card" --format text
+"$VENV/bin/python" - "$card" <<'EOF'
+import json, sys
+card = json.load(open(sys.argv[1], encoding="utf-8"))
+if card.get("grader_error") or card["score"] != card["max_score"]:
+    sys.exit(f"setup.sh: the reference scores {{card['score']}} of {{card['max_score']}} here: "
+             f"{{card.get('grader_error') or 'see the table above'}}")
+print(f"setup.sh: the reference scores {{card['score']}} of {{card['max_score']}}; "
+      f"isolation: {{card['environment'].get('isolation')}}")
+EOF
+"""
+
+
+def run_script(assignment: AssignmentConfig) -> str:
+    """``run_autograder``: find the grader and Python, hand over to ``gradescope_run.py``; a last-resort result."""
+    q = shlex.quote
+    last_resort = json.dumps({"score": 0, "output": "The autograder failed before it could grade this submission. "
+                              "No grade was given (the 0 is not your score); please tell course staff.",
+                              "output_format": "text"})
+    return f"""#!/usr/bin/env bash
+# Gradescope runs this once per submission (from /autograder/run_autograder, in /autograder).
+# Written by `grader gradescope` (grader {__version__}) for assignment {assignment.id!r}: grades
+# {assignment.file} (or its .ipynb) from submission/ and writes results/results.json, always.
+#
+# Test hooks: AUTOGRADER_ROOT is the folder laid out as /autograder (default /autograder);
+# GRADER_BIN is the `grader` command to use instead of the one setup.sh installed.
+set -u
+root="${{AUTOGRADER_ROOT:-/autograder}}"
+venv={q(VENV)}
+grader="${{GRADER_BIN:-}}"
+if [ -z "$grader" ]; then
+  if [ -x "$venv/bin/grader" ]; then grader="$venv/bin/grader"; else grader="$(command -v grader || true)"; fi
+fi
+python="$venv/bin/python"
+[ -x "$python" ] || python="$(command -v python3 || echo python3)"
+"$python" "$root/source/gradescope_run.py" --root "$root" --grader "$grader" \\
+  --assignment {q(assignment.id)} --file {q(assignment.file)}
+if [ ! -s "$root/results/results.json" ]; then
+  mkdir -p "$root/results"
+  printf '%s\\n' {q(last_resort)} > "$root/results/results.json"
+fi
+exit 0
+"""
+
+
+def _write_zip(out: Path, files: dict[str, bytes]) -> None:
+    """Sorted entries, one timestamp, fixed modes and compression, so the same files give the same bytes;
+    written beside ``out`` and renamed into place, so no half-written zip is ever uploaded."""
+    tmp = out.with_name(f".tmp-{os.getpid()}-{out.name}")
+    try:
+        with zipfile.ZipFile(tmp, "w") as archive:
+            for name, data in sorted(files.items()):
+                info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+                info.create_system = 3  # Unix, so unzip (and Gradescope) apply the modes below
+                info.external_attr = (0o100755 if name in EXECUTABLE else 0o100644) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, data, compresslevel=9)
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
