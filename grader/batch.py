@@ -531,7 +531,7 @@ def _keep_report(layout: Layout, row: Row, options: BatchOptions) -> None:
 def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], rows: list[Row], fp: str,
                   complete: bool = True, similarity_threshold: float = similarity.DEFAULT_THRESHOLD) -> None:
     """The views of the rows: gradebook.csv, summary.json, the cohort views (plots, similarity.json,
-    reports/index.html: ``grader.cohort``, never a failure), and batch.json once every student is done.
+    reports/_index.html: ``grader.cohort``, never a failure), and batch.json once every student is done.
 
     ``batch.json`` says which assignment, checks and grader made the cards;
     ``merge`` refuses a folder without one (a shard that did not finish).

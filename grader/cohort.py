@@ -7,7 +7,7 @@
   common known mistakes, when there are any);
 * ``similarity.json`` (``grader.similarity``: near-identical pairs for a
   human to review; it changes no score);
-* ``reports/index.html``: every student's score, linked to their report
+* ``reports/_index.html``: every student's score, linked to their report
   where ``reports/<student>.html`` exists, the plots, the top diagnoses and
   failures, and the similar pairs. One file: plots are embedded as base64
   PNG, no script, nothing fetched, so it can be mailed or opened offline.
@@ -70,7 +70,7 @@ class Paths:
 
     @property
     def index(self) -> Path:
-        return self.reports / "index.html"
+        return self.reports / "_index.html"  # "_": intake ignores such names, so no student can be called that
 
     def plot(self, name: str) -> Path:
         return self.folder / f"{name}.png"
@@ -114,7 +114,7 @@ def merge_sources(out: Path, dirs: Sequence[Path], warn: Warn = _stderr) -> None
 
 def write(out: Path, summary: Mapping[str, Any], rows: Sequence[Row],
           threshold: float = similarity.DEFAULT_THRESHOLD, warn: Warn = _stderr) -> None:
-    """Plots, ``similarity.json`` and ``reports/index.html``; each problem is one line to ``warn``
+    """Plots, ``similarity.json`` and ``reports/_index.html``; each problem is one line to ``warn``
     (and a note on the index page), and the other views are still written."""
     paths = Paths(out)
     notes: list[str] = []

@@ -216,7 +216,7 @@ def test_a_plotting_problem_is_one_line_and_everything_else_is_written(cohort_cl
     assert len(warnings) == 1 and "no fonts" in warnings[0] and "\n" not in warnings[0]
     assert not list((out / "cohort").glob("*.png"))
     assert (out / "similarity.json").is_file()
-    assert "the cohort plots could not be drawn: RuntimeError: no fonts" in (out / "reports" / "index.html").read_text()
+    assert "the cohort plots could not be drawn: RuntimeError: no fonts" in (out / "reports" / "_index.html").read_text()
 
 
 def test_a_similarity_problem_is_one_line_and_the_plots_and_index_are_written(cohort_class, tmp_path: Path,
@@ -233,7 +233,7 @@ def test_a_similarity_problem_is_one_line_and_the_plots_and_index_are_written(co
     cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=warnings.append)
     assert warnings == ["the similarity report could not be made: MemoryError: too many pairs"]
     assert not (out / "similarity.json").exists() and (out / "cohort" / "scores.png").is_file()
-    assert "No similarity report" in (out / "reports" / "index.html").read_text()
+    assert "No similarity report" in (out / "reports" / "_index.html").read_text()
 
 
 class Page(HTMLParser):
@@ -262,7 +262,7 @@ def test_the_index_links_existing_reports_escapes_names_and_loads_nothing(cohort
     for student in ("ann", "cat", "has space#?"):
         (out / "reports" / f"{student}.html").write_text("<p>report</p>")
     cohort.write(out, summary.summarise("attention", rows, cards), rows, warn=pytest.fail)
-    html = (out / "reports" / "index.html").read_text()
+    html = (out / "reports" / "_index.html").read_text()
     page = Page(html)
     links = [a["href"] for tag, a in page.tags if tag == "a" and not a["href"].startswith("#")]
     assert sorted(links) == ["./ann.html", "./cat.html", "./has%20space%23%3F.html"]
@@ -430,7 +430,7 @@ def test_grade_all_writes_the_cohort_views_and_merge_writes_the_same(tmp_path: P
     similar = json.loads((out / "similarity.json").read_text())
     assert similar["threshold"] == 0.9
     assert ("alice", "bob") in {(p["a"], p["b"]) for p in similar["pairs"]}
-    index = (out / "reports" / "index.html").read_text()
+    index = (out / "reports" / "_index.html").read_text()
     assert "alice" in index and "bob" in index and "data:image/png;base64," in index
     gradebook = (out / "gradebook.csv").read_text()
     assert "similar" not in gradebook.lower()  # a review aid: no score, card or gradebook column changes
@@ -450,7 +450,7 @@ def test_grade_all_writes_the_cohort_views_and_merge_writes_the_same(tmp_path: P
     batch.merge(shards, merged, similarity_threshold=0.9)
     assert json.loads((merged / "summary.json").read_text()) == data
     assert json.loads((merged / "similarity.json").read_text()) == similar
-    assert (merged / "reports" / "index.html").is_file() and (merged / "cohort" / "checks.png").is_file()
+    assert (merged / "reports" / "_index.html").is_file() and (merged / "cohort" / "checks.png").is_file()
 
 
 def test_an_interrupted_run_leaves_no_stale_views(cohort_class, tmp_path: Path) -> None:
