@@ -250,8 +250,21 @@ def assert_expectation(card: Scorecard, header: dict[str, str]) -> None:
         assert needle not in card.output, f"the attack succeeded: {card.output[card.output.find(needle):][:300]!r}"
 
 
-def grade_hostile(server: WorkerServer, config: Path, path: Path, assignment: str) -> Scorecard:
-    card = api.grade(path, assignment, server=server, config_path=config)
+@pytest.fixture(scope="module")
+def graders(server: WorkerServer, hostile_config: Path) -> Iterator[dict[str, api.Grader]]:
+    """One warm grader per assignment for the whole hostile corpus, as ``grade-all`` grades a class:
+    every attack also has to leave the judge able to grade the next submission."""
+    made: dict[str, api.Grader] = {}
+    yield made
+    for grader in made.values():
+        grader.close()
+
+
+def grade_hostile(graders: dict[str, api.Grader], server: WorkerServer, config: Path, path: Path,
+                  assignment: str) -> Scorecard:
+    if assignment not in graders:
+        graders[assignment] = api.Grader(assignment, server=server, config_path=config)
+    card = graders[assignment].grade(path)
     assert card.grader_error is None, card.grader_error
     internal = [(c.id, c.message) for c in card.checks if "internal check error" in c.message]
     assert not internal, f"a check crashed on what the submission returned: {internal[:3]}"
@@ -297,7 +310,8 @@ def test_hostile_corpus_is_large_enough():
 
 
 @pytest.mark.parametrize("case", HOSTILE, ids=lambda c: c.id)
-def test_hostile_submission(server: WorkerServer, hostile_config: Path, tmp_path: Path, case: CorpusCase):
+def test_hostile_submission(server: WorkerServer, hostile_config: Path, graders: dict[str, api.Grader], tmp_path: Path,
+                            case: CorpusCase):
     header = case.header
     path = case.write_submission(tmp_path)
     marker = header.get("absent_file")
@@ -314,7 +328,7 @@ def test_hostile_submission(server: WorkerServer, hostile_config: Path, tmp_path
             card = grade_with_cli(hostile_config, path, case.assignment, tmp_path / "cli-card.json",
                                   float(header["max_seconds"]))
         else:
-            card = grade_hostile(server, hostile_config, path, case.assignment)
+            card = grade_hostile(graders, server, hostile_config, path, case.assignment)
         if header.get("card_stable"):
             assert sentinel.read_text(encoding="utf-8") == '{"earlier": true}\n', "a card on disk changed during grading"
             out = tmp_path / "hostile-forgery-target.json"  # the name the forgers look for
@@ -346,7 +360,8 @@ def test_hostile_submission(server: WorkerServer, hostile_config: Path, tmp_path
 # --------------------------------------------------------------------------- direct cases
 
 
-def test_huge_file_is_refused_without_running_it(server: WorkerServer, hostile_config: Path, tmp_path: Path):
+def test_huge_file_is_refused_without_running_it(server: WorkerServer, hostile_config: Path,
+                                                 graders: dict[str, api.Grader], tmp_path: Path):
     """A 10 MB submission: graded, every check failed with the size in the message; never sent to a worker."""
     path = tmp_path / "attention.py"
     line = "x = 1  # " + "padding " * 12 + "\n"
@@ -355,7 +370,7 @@ def test_huge_file_is_refused_without_running_it(server: WorkerServer, hostile_c
         fh.write(line * (10 * 1024 * 1024 // len(line) + 1))
     assert path.stat().st_size >= 10 * 1024 * 1024
     before = descendants(os.getpid())
-    card = grade_hostile(server, hostile_config, path, "attention")
+    card = grade_hostile(graders, server, hostile_config, path, "attention")
     assert card.score == 0 and card.max_score > 0
     assert all(c.status == "failed" and "KiB" in c.message for c in card.checks if c.status != "skipped"), card.checks[0]
     assert card.submission.sha256 and card.submission.file == "attention.py"
@@ -364,10 +379,11 @@ def test_huge_file_is_refused_without_running_it(server: WorkerServer, hostile_c
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n   \n", b"\xef\xbb\xbf"], ids=["empty", "whitespace", "bom-only"])
-def test_empty_file_is_graded_zero(server: WorkerServer, hostile_config: Path, tmp_path: Path, content: bytes):
+def test_empty_file_is_graded_zero(server: WorkerServer, hostile_config: Path, graders: dict[str, api.Grader],
+                                   tmp_path: Path, content: bytes):
     path = tmp_path / "attention.py"
     path.write_bytes(content)
-    card = grade_hostile(server, hostile_config, path, "attention")
+    card = grade_hostile(graders, server, hostile_config, path, "attention")
     assert card.score == 0 and card.max_score > 0
     assert all("empty" in c.message for c in card.checks if c.status != "skipped"), card.checks[0].message
 
@@ -383,8 +399,9 @@ def test_forgery_and_fork_cases_check_the_card_and_the_processes():
     assert by_name["loop_at_import"].get("max_seconds") and by_name["protocol_drip"].get("max_seconds")
 
 
-def test_server_still_grades_the_reference_after_the_hostile_corpus(server: WorkerServer, hostile_config: Path):
+def test_server_still_grades_the_reference_after_the_hostile_corpus(server: WorkerServer, hostile_config: Path,
+                                                                   graders: dict[str, api.Grader]):
     """Last: after every attack above, the same warm server still gives the reference full marks."""
-    card = grade_hostile(server, hostile_config, ROOT / "solutions/attention.py", "attention")
+    card = grade_hostile(graders, server, hostile_config, ROOT / "solutions/attention.py", "attention")
     assert card.score == card.max_score, [(c.id, c.message) for c in card.checks if c.status != "passed"][:3]
     assert_server_healthy(server)

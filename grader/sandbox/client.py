@@ -127,6 +127,10 @@ class SubmissionWorker:
             self._start()
 
     def _kill(self, child: Child) -> int | None:
+        # Forget the child first: a signal handler (SIGTERM -> SystemExit) may interrupt the waits below,
+        # and a second _kill from a ``finally`` must not close the pidfd again (EBADF hid the exit code).
+        if self._child is child:
+            self._child = None
         try:
             signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
             os.killpg(child.pid, signal.SIGKILL)  # the group too; safe: the server reaps only when asked, below
@@ -138,8 +142,6 @@ class SubmissionWorker:
         child.drain.join(timeout=5)
         self.output += child.drain.kept
         self.output_dropped += child.drain.dropped
-        if self._child is child:
-            self._child = None
         return status
 
     def close(self) -> None:
