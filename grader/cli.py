@@ -1,7 +1,9 @@
 """Command line: a thin layer over ``grader.api`` and ``grader.batch``, and the only place that exits.
 
 Exit codes: 0 graded (however badly the submission did; ``check``: every
-visible check passed); 1 ``check`` only: some visible check failed; 2 the grader could
+visible check passed; ``ci``: the score meets ``--threshold`` and the protected
+files are as released); 1 ``check``: some visible check failed, ``ci``: under
+the threshold or protected files changed; 2 the grader could
 not grade (bad arguments, unknown assignment, unreadable file, bad config,
 ``--strict`` refused); 3 the grader's own internal error (a card with
 ``grader_error`` is still written when possible; ``grade-all``: on some
@@ -79,6 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", type=Path, required=True, help="an empty folder, or an earlier release to update")
     r.add_argument("--assignment", action="append", help="release only this assignment (repeatable; default: all)")
     r.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
+    key = r.add_mutually_exclusive_group()
+    key.add_argument("--hidden-key-file", type=Path, metavar="FILE",
+                     help="add .grader/hidden.bundle: every check and the references, encrypted with the key in "
+                          "FILE (from `grader keygen`; keep FILE outside --out), for the repository's CI")
+    key.add_argument("--hidden-key-env", metavar="NAME",
+                     help="as --hidden-key-file, with the key in the environment variable NAME")
+    r.add_argument("--classroom", action="store_true",
+                   help="ship GitHub Classroom's autograding workflow (.github/workflows/classroom.yml) "
+                        "instead of .github/workflows/autograde.yml")
+
+    sub.add_parser("keygen", help="course staff: print a new key for the hidden checks (store it as the "
+                                  "organisation secret GRADER_HIDDEN_KEY)")
 
     s = sub.add_parser("gradescope", help="course staff: build the autograder zip of a Gradescope programming assignment")
     s.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
@@ -91,6 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", type=Path, required=True, help="a new folder for the joined output")
     m.add_argument("--similarity-threshold", type=_fraction, default=None, metavar="0..1",
                    help="similarity.json lists pairs of submissions scoring this or more (default 0.8)")
+
+    ci = sub.add_parser("ci", help="grade a student repository where it is pushed (GitHub Actions, GitHub Classroom, "
+                                   "GitLab CI, a shell): reports, annotations, exit status by threshold")
+    ci.add_argument("--root", type=Path, help="the student repository (default: GITHUB_WORKSPACE, CI_PROJECT_DIR, "
+                                              "or the current folder)")
+    ci.add_argument("--threshold", type=_percent, default=0.0, metavar="PERCENT",
+                    help="fail (exit 1) when the score is under this percentage (default 0: never on score)")
+    ci.add_argument("--classroom", action="store_true",
+                    help="GitHub Classroom: also set the step output `result` its autograding reporter reads")
+    ci.add_argument("--junit", type=Path, help="write a JUnit report here (on GitLab CI always; default "
+                                               "<root>/grader-junit.xml)")
+    ci.add_argument("--out", type=Path, help="folder for the student-view cards and HTML pages "
+                                             "(default <root>/grader-results)")
+    ci.add_argument("--all", action="store_true", help="on a pull request too, grade every submission file, "
+                                                       "not only those it changes")
 
     e = sub.add_parser("export", help="write graded cards in another format")
     e.add_argument("format", choices=EXPORT_FORMATS)
@@ -123,6 +152,16 @@ def _fraction(text: str) -> float:
     return value
 
 
+def _percent(text: str) -> float:
+    try:
+        value = float(text.removesuffix("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a percentage") from None
+    if not 0.0 <= value <= 100.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 100")
+    return value
+
+
 def _similarity_threshold(args: argparse.Namespace) -> float:
     from grader.similarity import DEFAULT_THRESHOLD
 
@@ -132,7 +171,7 @@ def _similarity_threshold(args: argparse.Namespace) -> float:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     commands = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, "release": cmd_release,
-                "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export}
+                "keygen": cmd_keygen, "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export, "ci": cmd_ci}
     return commands[args.command](args)
 
 
@@ -271,16 +310,39 @@ def _check(args: argparse.Namespace, server: WorkerServer) -> int:
 def cmd_release(args: argparse.Namespace) -> int:
     try:
         from grader.release import bundle
-    except ModuleNotFoundError:
-        return _fail("`grader release` is for course staff: this student kit cannot build a release")
+    except ModuleNotFoundError as exc:
+        return _fail(_missing(exc, "`grader release` is for course staff: this student kit cannot build a release"))
     from grader.config import DEFAULT_CONFIG, ConfigError
 
     def release() -> int:
-        done = bundle.build_release(args.out, args.assignment, args.config or DEFAULT_CONFIG)
-        sys.stdout.write(f"released {len(done.files)} files into {done.out} (manifest: {bundle.MANIFEST})\n")
+        key = bundle.read_hidden_key(args.out, args.hidden_key_file, args.hidden_key_env)
+        done = bundle.build_release(args.out, args.assignment, args.config or DEFAULT_CONFIG, hidden_key=key,
+                                    classroom=args.classroom)
+        hidden = f", hidden checks encrypted in {bundle.hidden_bundle.BUNDLE}" if key is not None else ""
+        sys.stdout.write(f"released {len(done.files)} files into {done.out} (manifest: {bundle.MANIFEST}{hidden})\n")
         return EXIT_OK
 
     return _guarded(release, (ConfigError, bundle.ReleaseError), lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
+
+
+KEY_ADVICE = """Keep this key secret; it opens the hidden checks of every release made with it.
+Store it as an organisation secret named GRADER_HIDDEN_KEY (Organisation settings > Secrets and variables >
+Actions > New organization secret, available to the course's repositories), or with the GitHub CLI:
+  gh secret set GRADER_HIDDEN_KEY --org YOUR-ORG --visibility all < key.txt
+Then release with it: grader release --out student-template --hidden-key-file key.txt
+Keep key.txt outside the release folder and out of every repository.
+"""
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    """The key on stdout, alone on its line (``grader keygen > key.txt``); the advice on stderr."""
+    try:
+        from grader.release import hidden_bundle
+    except ModuleNotFoundError as exc:
+        return _fail(_missing(exc, "`grader keygen` is for course staff: run it from the course repository"))
+    sys.stdout.write(hidden_bundle.new_key() + "\n")
+    sys.stderr.write(KEY_ADVICE)
+    return EXIT_OK
 
 
 def cmd_gradescope(args: argparse.Namespace) -> int:
@@ -336,6 +398,31 @@ def cmd_export(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
     return EXIT_OK
+
+
+def _missing(exc: ModuleNotFoundError, in_kit: str) -> str:
+    """What a failed import of a staff-only module means: the student kit (no ``grader.release``) or a
+    dependency not installed, which would otherwise read as the kit's message."""
+    if (exc.name or "").startswith("grader"):
+        return in_kit
+    return f"cannot run: the package {exc.name!r} is not installed (pip install -r requirements.txt)"
+
+
+def cmd_ci(args: argparse.Namespace) -> int:
+    """``grader ci``: 0 the score meets --threshold and the protected files are as released, 1 otherwise,
+    2 bad input, 3 the grader could not grade. Its one-line errors are made inert (``ci.inert``): on
+    GitHub a line of the log can be a workflow command, and a message may quote what a file holds."""
+    from grader import ci
+
+    options = ci.Options(args.root, args.threshold, args.classroom, args.junit, args.out, args.all)
+    try:
+        return ci.run(options, os.environ, Path.cwd(), sys.stdout)
+    except ci.CIError as exc:
+        return _fail(ci.inert(str(exc)))
+    except ci.CIInternalError as exc:
+        return _fail(f"internal error: {ci.inert(str(exc))}", EXIT_INTERNAL)
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        return _fail(f"internal error: {type(exc).__name__}: {ci.inert(str(exc))}", EXIT_INTERNAL)
 
 
 def _fail(message: str, code: int = EXIT_CANNOT_GRADE) -> int:

@@ -18,7 +18,8 @@ import fastjsonschema
 
 from grader.files import write_atomically
 
-SCHEMA_VERSION = "1.2"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`
+SCHEMA_VERSION = "1.3"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
+# 1.3: the optional `integrity` (``grader ci``: were the repository's protected files as released?)
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 
@@ -95,6 +96,20 @@ class NotebookReport:
     failed: tuple[CellNote, ...] = ()
 
 
+INTEGRITY_STATUSES = ("verified", "modified", "unverified")
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """Whether the repository that graded this card held the course's protected files as released
+    (``grader ci``, ``grader.integrity``): ``verified``, ``modified`` (``files`` says which) or
+    ``unverified`` (the repository has no manifest). Only cards graded in a student repository
+    carry it; ``grader grade`` and ``grade-all`` never read a repository's checks, so theirs do not."""
+
+    status: str
+    files: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Scorecard:
     assignment: str
@@ -108,15 +123,18 @@ class Scorecard:
     grader_error: str | None = None
     notebook: NotebookReport | None = None  # only for .ipynb submissions
     figures: dict[str, Any] | None = None  # the HTML report's small tensors, from public inputs only
+    integrity: Integrity | None = None  # only from ``grader ci``
     graded_at: str = ""
     duration_s: float = 0.0
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = json.loads(json.dumps(asdict(self)))  # tuples -> lists: JSON-native, schema-checkable
-        for optional in ("grader_error", "notebook", "figures"):
+        for optional in ("grader_error", "notebook", "figures", "integrity"):
             if data[optional] is None:
                 del data[optional]
+        if "integrity" in data and not data["integrity"]["files"]:
+            del data["integrity"]["files"]
         for check in data["checks"]:
             if check["diagnosis"] is None:
                 del check["diagnosis"]
@@ -142,6 +160,7 @@ class Scorecard:
             grader_error=data.get("grader_error"),
             notebook=_notebook(data.get("notebook")),
             figures=data.get("figures"),
+            integrity=_integrity(data.get("integrity")),
             graded_at=data.get("graded_at", ""),
             duration_s=data.get("duration_s", 0.0),
             schema_version=data["schema_version"],
@@ -158,6 +177,10 @@ def _notebook(data: dict[str, Any] | None) -> NotebookReport | None:
         return None
     return NotebookReport(data["cells"], data["code_cells"], tuple(CellNote(**n) for n in data["dropped"]),
                           tuple(CellNote(**n) for n in data["failed"]))
+
+
+def _integrity(data: dict[str, Any] | None) -> Integrity | None:
+    return None if data is None else Integrity(data["status"], tuple(data.get("files", ())))
 
 
 def schema() -> dict[str, Any]:

@@ -20,13 +20,20 @@ HIDDEN_MESSAGE = "hidden check: its details are shown to course staff only"
 def student_view(card: Scorecard) -> Scorecard:
     """The card a student may see.
 
-    Checks that are not ``visible`` keep their id, exercise, status, score
-    and max_score; their message becomes a neutral text and their diagnosis
-    and duration go. ``flags`` are notes for course staff ("review by hand")
+    Checks that are not ``visible`` keep their exercise, status, score and
+    max_score; their name becomes ``hidden check N``, their message a neutral
+    text, and their diagnosis and duration go. ``flags`` are notes for course staff ("review by hand")
     and go too. ``figures`` stay: they come from public inputs only.
     Scores and totals are untouched, so the student sees the same grade.
     """
-    return replace(card, checks=tuple(_masked(c) for c in card.checks), flags=())
+    hidden = 0
+    checks = []
+    for check in card.checks:
+        if is_hidden(check):
+            hidden += 1
+            check = _masked(check, hidden)
+        checks.append(check)
+    return replace(card, checks=tuple(checks), flags=())
 
 
 def is_hidden(check: CheckResult) -> bool:
@@ -34,7 +41,7 @@ def is_hidden(check: CheckResult) -> bool:
     return check.visibility != VISIBLE
 
 
-def _masked(check: CheckResult) -> CheckResult:
-    if not is_hidden(check):
-        return check
-    return replace(check, message=HIDDEN_MESSAGE, diagnosis=None, duration_s=0.0)
+def _masked(check: CheckResult, number: int) -> CheckResult:
+    """Its name goes too: a check's name says what it checks (the student kit keeps hidden check
+    names out as well); ``hidden check N`` numbers them over the card, so each id stays unique."""
+    return replace(check, id=f"hidden check {number}", message=HIDDEN_MESSAGE, diagnosis=None, duration_s=0.0)

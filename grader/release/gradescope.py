@@ -13,7 +13,9 @@ What goes in, and why:
   reference and a config trimmed to the one assignment: this zip is uploaded
   by staff and never reaches students (the student kit is ``grader release``).
   ``grader/release`` stays out (nothing there grades), and so do the other
-  assignments' checks and mistake catalogues.
+  assignments' checks and mistake catalogues. That tree is ``tree.source_tree``,
+  the same one ``grader release --hidden-key-file`` encrypts for every
+  released assignment.
 * One zip per assignment: a Gradescope assignment has one autograder, and a
   zip that picked the assignment by the file it finds would grade an
   ``attention_modules.py`` handed in to the ``attention`` assignment against
@@ -33,33 +35,27 @@ What goes in, and why:
 * ``autograder.json``: the assignment, versions and every file's sha256, to
   tell later which autograder a Gradescope assignment holds.
 
-The zip is the same bytes for the same course: entries sorted, one fixed
-timestamp, fixed permissions, fixed compression.
+The zip is the same bytes for the same course (``tree.zip_bytes``): entries
+sorted, one fixed timestamp, fixed permissions, fixed compression.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shlex
-import zipfile
 from pathlib import Path
-from typing import Any, Sequence
-
-import yaml
+from typing import Sequence
 
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, Config, load_config
-from grader.release.kit import (INSTRUCTOR_ONLY, INSTRUCTOR_ONLY_DEPENDENCIES, PACKAGE_ROOT, course_project,
-                                package_pyproject)
+from grader.release import tree
+from grader.release.kit import INSTRUCTOR_ONLY_DEPENDENCIES, course_project, package_pyproject
 from grader.version import __version__
 
 TORCH_VERSION = "2.13.0"  # the CPU wheel setup.sh installs; requirements.txt pins the same (a test checks)
 VENV = "/opt/attention-grader"  # setup.sh's virtual environment: outside /autograder/source, which holds the secrets
 RUNNER = Path(__file__).resolve().with_name("gradescope_run.py")
 MANIFEST = "autograder.json"
-ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip can hold: no build date in the bytes
-PACKAGE_SUFFIXES = (".py", ".json", ".ini", ".yaml", ".j2")  # the grader package's source and data
 EXECUTABLE = ("setup.sh", "run_autograder")
 
 
@@ -80,7 +76,7 @@ def build_autograder(out: Path, assignment_ids: Sequence[str] | None = None,
         raise GradescopeError(f"{out} is a folder; --out names the zip to write (e.g. autograder.zip)")
     files = autograder_files(config, assignment)
     out.parent.mkdir(parents=True, exist_ok=True)
-    _write_zip(out, files)
+    tree.write_file_atomically(out, tree.zip_bytes(files, EXECUTABLE))
     return out
 
 
@@ -108,11 +104,8 @@ def _one_assignment(config: Config, assignment_ids: Sequence[str] | None) -> Ass
 
 def autograder_files(config: Config, assignment: AssignmentConfig) -> dict[str, bytes]:
     """Every file of the zip, by path inside it (``/autograder/source/<path>`` on Gradescope)."""
-    assert assignment.reference is not None  # _one_assignment refused a kit
-    reference = f"solutions/{assignment.reference.name}"
-    files = package_files(assignment)
-    files["assignments.yaml"] = bundle_config(config, assignment, reference)
-    files[reference] = assignment.reference.read_bytes()
+    reference = tree.reference_paths([assignment])[assignment.id]
+    files = tree.source_tree(config, [assignment], "grader gradescope")
     files["pyproject.toml"] = pyproject()
     files["setup.sh"] = setup_script(assignment, reference).encode()
     files["run_autograder"] = run_script(assignment).encode()
@@ -121,36 +114,6 @@ def autograder_files(config: Config, assignment: AssignmentConfig) -> dict[str, 
     files[MANIFEST] = (json.dumps({"assignment": assignment.id, "file": assignment.file, "grader": __version__,
                                    "torch": TORCH_VERSION, "files": hashes}, indent=1, sort_keys=True) + "\n").encode()
     return files
-
-
-def package_files(assignment: AssignmentConfig) -> dict[str, bytes]:
-    """The grader package: this assignment's hidden checks and mistake catalogue, no other's; no ``release``."""
-    files = {}
-    for path in sorted(PACKAGE_ROOT.rglob("*")):
-        rel = path.relative_to(PACKAGE_ROOT)
-        if not path.is_file() or "__pycache__" in rel.parts or path.suffix not in PACKAGE_SUFFIXES:
-            continue
-        if rel.parts[0] in (*INSTRUCTOR_ONLY, "course"):
-            continue
-        if rel.parts[0] == "checks" and len(rel.parts) > 2 and rel.parts[1] != assignment.checks_package:
-            continue
-        if rel.parts[:2] == ("diagnosis", "catalogue") and len(rel.parts) > 3 and rel.parts[2] != assignment.id:
-            continue
-        files[f"grader/{rel.as_posix()}"] = path.read_bytes()
-    return files
-
-
-def bundle_config(config: Config, assignment: AssignmentConfig, reference: str) -> bytes:
-    """assignments.yaml with this assignment only, its reference where the zip puts it, no stub."""
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8"))
-    entry = dict(raw["assignments"][assignment.id])
-    entry.pop("stub", None)  # the starter code: nothing grades with it
-    entry["reference"] = reference
-    out: dict[str, Any] = {key: raw[key] for key in ("schema_version", "defaults", "flagged_calls") if key in raw}
-    out["assignments"] = {assignment.id: entry}
-    header = (f"# Written by `grader gradescope` from {config.path.name}: assignment {assignment.id!r} only.\n"
-              "# Staff only: this file names the hidden checks.\n")
-    return (header + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100)).encode()
 
 
 def pyproject() -> bytes:
@@ -262,20 +225,3 @@ if [ ! -s "$root/results/results.json" ]; then
 fi
 exit 0
 """
-
-
-def _write_zip(out: Path, files: dict[str, bytes]) -> None:
-    """Sorted entries, one timestamp, fixed modes and compression, so the same files give the same bytes;
-    written beside ``out`` and renamed into place, so no half-written zip is ever uploaded."""
-    tmp = out.with_name(f".tmp-{os.getpid()}-{out.name}")
-    try:
-        with zipfile.ZipFile(tmp, "w") as archive:
-            for name, data in sorted(files.items()):
-                info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
-                info.create_system = 3  # Unix, so unzip (and Gradescope) apply the modes below
-                info.external_attr = (0o100755 if name in EXECUTABLE else 0o100644) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, data, compresslevel=9)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)

@@ -21,7 +21,8 @@ import yaml
 from grader.config import CHECKS_ROOT, COURSE_ROOT, AssignmentConfig, Config
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-KIT_PACKAGE_DATA = ["schema/*.json", "checks/pytest.ini", "course/*.yaml", "course/expected/*.json"]
+KIT_PACKAGE_DATA = ["schema/*.json", "checks/pytest.ini", "course/*.yaml", "course/expected/*.json",
+                    "export/templates/*.j2"]  # the HTML report: `grader ci` writes one for the student
 EXTRA_KIT_DEPENDENCIES = ["matplotlib>=3.7"]  # the notebooks' "break it" pictures
 INSTRUCTOR_ONLY = ("release",)  # sub-packages a student kit leaves out
 INSTRUCTOR_ONLY_DEPENDENCIES = ("copydetect",)  # grade-all's similarity report: never run from a kit
@@ -113,7 +114,7 @@ def package_files(check_packages: set[str]) -> dict[str, bytes]:
     files = {}
     for path in sorted(PACKAGE_ROOT.rglob("*")):
         rel = path.relative_to(PACKAGE_ROOT)
-        if not path.is_file() or "__pycache__" in rel.parts or path.suffix not in (".py", ".json", ".ini"):
+        if not path.is_file() or "__pycache__" in rel.parts or path.suffix not in (".py", ".json", ".ini", ".j2"):
             continue
         if rel.parts[0] in (*INSTRUCTOR_ONLY, "course"):
             continue
