@@ -1,0 +1,124 @@
+"""Where ``grader ci`` runs and what it was asked: the options, the CI platform read from the
+environment (GitHub Actions, GitLab CI, a plain shell), the exit codes and the notes it prints."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from grader.config import DEFAULT_CONFIG
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+KIT_CONFIG = "grader/course/assignments.yaml"  # relative to the repository root: what `grader release` writes
+BUNDLE = ".grader/hidden.bundle"
+KEY_VARIABLE = "GRADER_HIDDEN_KEY"
+RELEASE_MANIFEST = "release.json"  # the release's own list of file hashes: tells an untouched stub
+DEFAULT_OUT = "grader-results"
+DEFAULT_JUNIT = "grader-junit.xml"
+PULL_REQUEST_EVENTS = ("pull_request",)  # pull_request_target checks out the base: nothing of the PR to diff
+HIDDEN_GRADE_TIMEOUT_S = 1800  # one file with every check; the config's own limits stop a submission long before
+HIDDEN_RUN_WHEN = ("your work is graded with every check when this workflow runs with the course's key "
+                   "(a push to your own assignment repository) and when course staff grade it")
+NO_KEY_NOTE = (f"hidden checks not run: this run has no {KEY_VARIABLE} (pull requests from forks get no secrets); "
+               f"{HIDDEN_RUN_WHEN}")
+NO_BUNDLE_NOTE = (f"hidden checks not run: this repository has no hidden-check bundle ({BUNDLE}); "
+                  "your work is graded with every check when course staff grade it")
+NO_UNLOCK_NOTE = ("hidden checks not run: this grader cannot unlock them (it has no grader.hidden); "
+                  "your work is graded with every check when course staff grade it")
+GRADER_ERROR_SHOWN = "the grader itself failed on this file: the details are shown to course staff only"
+Unlock = Callable[[Path, str, Path], Path]  # grader.hidden.unlock(bundle, key, into) -> the grader tree's root
+Unlocker = Callable[[], Unlock | None]  # finds the unlock function; called only when a bundle and a key exist
+
+
+class CIError(Exception):
+    """Bad input: a missing --root, an unreadable or invalid kit config (one line, exit 2)."""
+
+
+class CIInternalError(Exception):
+    """The grader could not grade although the input was fine: the hidden checks would not unlock,
+    the instructor's grader failed on a file (one line, exit 3)."""
+
+# ------------------------------------------------------------------ where we run
+
+
+@dataclass(frozen=True)
+class Options:
+    """The command line's choices (``grader ci --help``)."""
+
+    root: Path | None = None
+    threshold: float = 0.0  # percent; 0 never fails on score
+    classroom: bool = False
+    junit: Path | None = None
+    out: Path | None = None
+    all_files: bool = False
+
+
+@dataclass(frozen=True)
+class Environment:
+    """The CI platform as its environment variables describe it."""
+
+    kind: str  # "github" | "gitlab" | "shell"
+    root: Path
+    workspace: Path  # what annotation paths are relative to (GITHUB_WORKSPACE, else the root)
+    event_name: str = ""
+    event: Mapping[str, Any] = field(default_factory=dict)
+    base_ref: str = ""
+    step_summary: Path | None = None
+    output: Path | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def pull_request(self) -> bool:
+        return self.event_name in PULL_REQUEST_EVENTS
+
+
+def detect(environ: Mapping[str, str], root: Path | None, cwd: Path) -> Environment:
+    """GitHub Actions when ``GITHUB_ACTIONS=true``, GitLab CI when ``GITLAB_CI=true``, else a shell.
+
+    ``root`` (``--root``) defaults to ``GITHUB_WORKSPACE`` / ``CI_PROJECT_DIR`` / ``cwd``.
+    A GitHub event payload that cannot be read is a note, not an error: the
+    run then grades every submission file, which is never less than the
+    pull request's.
+    """
+    if environ.get("GITHUB_ACTIONS") == "true":
+        kind, default = "github", environ.get("GITHUB_WORKSPACE")
+    elif environ.get("GITLAB_CI") == "true":
+        kind, default = "gitlab", environ.get("CI_PROJECT_DIR")
+    else:
+        kind, default = "shell", None
+    chosen = root if root is not None else Path(default) if default else cwd
+    chosen = chosen if chosen.is_absolute() else cwd / chosen
+    if not chosen.is_dir():
+        raise CIError(f"--root {chosen}: no such folder (the student repository to grade)")
+    if kind != "github":
+        return Environment(kind, chosen, chosen)
+    notes: list[str] = []
+    event: dict[str, Any] = {}
+    if event_path := environ.get("GITHUB_EVENT_PATH"):
+        try:
+            loaded = json.loads(Path(event_path).read_text(encoding="utf-8"))
+            event = loaded if isinstance(loaded, dict) else {}
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            notes.append(f"cannot read the event payload {event_path} ({type(exc).__name__}); "
+                         "grading every submission file")
+    workspace = Path(environ["GITHUB_WORKSPACE"]) if environ.get("GITHUB_WORKSPACE") else chosen
+    return Environment("github", chosen, workspace, environ.get("GITHUB_EVENT_NAME", ""), event,
+                       environ.get("GITHUB_BASE_REF", ""), _path(environ.get("GITHUB_STEP_SUMMARY")),
+                       _path(environ.get("GITHUB_OUTPUT")), tuple(notes))
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def kit_config(root: Path) -> Path:
+    """The repository's own kit config when it has one (a student repository), else the installed default.
+
+    The repository's copy is the one its recorded values belong to; it is a
+    protected file, so an edited copy fails the integrity check.
+    """
+    own = root / KIT_CONFIG
+    return own if own.is_file() else DEFAULT_CONFIG
