@@ -4,6 +4,7 @@
 # message: nats|natural|log
 # diagnosis: attention_entropy_log2
 # why: attention_entropy uses log2 (bits) instead of the natural log (nats)
+# may_fail: none
 
 import torch
 

@@ -4,6 +4,7 @@
 # message: dim|shape|row
 # diagnosis: attention_entropy_wrong_dim
 # why: attention_entropy sums over dim -2 (the queries) instead of -1 (each row's keys)
+# may_fail: none
 
 import torch
 

@@ -4,6 +4,7 @@
 # message: mean|average|dim
 # diagnosis: bag_of_past_cumsum_wrong_dim
 # why: bag_of_past takes the running sum over the channel dim (-1) instead of the time dim (-2)
+# may_fail: none
 
 import torch
 

@@ -5,4 +5,5 @@
 # clause: general.differentiable
 # diagnosis: none (the values are right; only the gradient check sees it, and gradients are not replayed)
 # why: bag_of_past returns the running mean .detach()-ed, so the values are right but no gradient flows back to v
+# may_fail: none
 # replace: return v.cumsum(dim=-2) / counts.unsqueeze(-1)  # (..., T, d) / (T, 1) ==> return (v.cumsum(dim=-2) / counts.unsqueeze(-1)).detach()

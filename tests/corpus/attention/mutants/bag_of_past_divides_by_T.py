@@ -4,6 +4,7 @@
 # message: mean|average
 # diagnosis: bag_of_past_divides_by_T
 # why: bag_of_past divides the running sum by T instead of by t + 1
+# may_fail: none
 
 import torch
 

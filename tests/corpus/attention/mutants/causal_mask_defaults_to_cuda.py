@@ -5,4 +5,5 @@
 # clause: causal_mask.cpu_by_default
 # diagnosis: causal_mask_defaults_to_cuda
 # why: causal_mask defaults to device="cuda" (copied from a GPU notebook), so causal_mask(T) is not on the CPU (and fails on a machine without a GPU)
+# may_fail: causal_mask::test_mask_is_built_on_the_requested_device
 # replace: def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor: ==> def causal_mask(T: int, device: torch.device | str | None = "cuda") -> torch.Tensor:

@@ -4,6 +4,7 @@
 # message: undo|differs
 # diagnosis: merge_heads_wrong_order
 # why: merge_heads permutes to (B, T, d, H) before flattening, interleaving the heads' channels
+# may_fail: none
 
 import torch
 

@@ -4,6 +4,7 @@
 # message: w_o|output projection
 # diagnosis: multi_head_attention_no_w_o
 # why: multi_head_attention forgets the output projection and returns merge_heads(out) without @ w_o
+# may_fail: none
 
 import torch
 

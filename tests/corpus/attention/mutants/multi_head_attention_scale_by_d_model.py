@@ -4,6 +4,7 @@
 # message: scale|sqrt|d_head
 # diagnosis: multi_head_attention_scale_by_d_model
 # why: multi_head_attention scales by sqrt(C) (d_model) instead of sqrt(C // n_heads) (d_head)
+# may_fail: multi_head_attention::test_scores_scaled*
 
 import math
 import torch

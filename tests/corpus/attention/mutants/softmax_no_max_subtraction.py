@@ -4,6 +4,7 @@
 # message: stab|overflow|NaN|inf|1e4
 # diagnosis: softmax_no_max_subtraction
 # why: softmax without subtracting the row max: exp overflows to inf for scores of magnitude 1e4, giving NaN
+# may_fail: softmax::test_stable_for_large_scores
 
 import torch
 

@@ -4,6 +4,7 @@
 # message: ValueError
 # diagnosis: split_heads_assert
 # why: split_heads checks divisibility with assert (AssertionError) instead of raising ValueError
+# may_fail: split_heads::test_split_rejects_indivisible_channels
 
 import torch
 

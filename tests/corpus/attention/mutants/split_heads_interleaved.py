@@ -4,6 +4,7 @@
 # message: channel|head
 # diagnosis: split_heads_interleaved
 # why: split_heads views the channels as (d_head, H) so head h gets channels h, h+H, h+2H, ... instead of a contiguous block
+# may_fail: none
 
 import torch
 

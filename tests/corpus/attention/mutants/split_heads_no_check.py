@@ -4,6 +4,7 @@
 # message: ValueError
 # diagnosis: split_heads_no_check
 # why: split_heads never checks C % n_heads, so a bad n_heads dies with a RuntimeError from view, not ValueError
+# may_fail: split_heads::test_split_rejects_indivisible_channels
 
 import torch
 

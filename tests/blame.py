@@ -1,0 +1,231 @@
+"""What a corpus mutant may fail without blame, and what it fails beyond that.
+
+A check *blames* a property when it fails a submission that does not break that
+property: a ``SelfAttentionHead`` scaled by ``C**-0.5`` fails
+``test_no_dropout_in_eval_mode`` only because its outputs differ from the
+reference's, and its card then tells the student to "use an nn.Dropout module".
+This module draws the line between the failures a mutant earns and the ones it
+suffers; ``bench/blame.py`` counts the latter over the whole corpus.
+
+The keys
+--------
+A check on a card is named ``"<exercise>::<check id>"``, from ``card.checks[i].exercise``
+and ``.id`` exactly as the card shows them: ``"softmax::test_rows_sum_to_one"``,
+``"attention::test_low_precision_inputs_work[attention-float16]"``,
+``"SelfAttentionHead::test_no_dropout_in_eval_mode[SelfAttentionHead]"``. A check *fails*
+when its status is neither ``passed`` nor ``skipped`` (``failed``, ``error``, ``timeout``).
+
+What a mutant may fail
+----------------------
+A mutant of exercise E (its ``# exercise:`` header) may fail, without blame:
+
+(a) the **output checks** of E: the checks that compare E's outputs (or their
+    gradients) with the correct values, so that *any* wrong value makes them fail.
+    They are listed per exercise in ``OUTPUT_CHECKS`` below, by check function name
+    (the id without its ``[...]`` parameters). Every other check is a **property
+    check**: named for one property (causality, normalisation, scaling, the flags,
+    stability, dropout, device, dtype, in-place, structure, the error raised, the
+    source) and owed a failure only by a submission that breaks that property. The
+    line drawn, exercise by exercise:
+
+    - every function of ``attention``: ``test_output_matches_reference``,
+      ``test_low_precision_inputs_work`` (the same comparison in float16/bfloat16),
+      ``test_gradients_match_reference``, ``test_accepts_non_contiguous_inputs`` are
+      output checks; ``test_inputs_are_not_modified`` (in-place),
+      ``test_stays_on_the_inputs_device`` and ``test_cuda_matches_cpu`` (device) are
+      property checks.
+    - the exercise-specific checks that compare the *whole* output with the correct
+      values on an input of their choosing are output checks, whatever their name
+      says: ``attention_scores::test_scores_are_raw_dot_products``,
+      ``scale_scores::test_scale_divides_by_sqrt_head_size``,
+      ``causal_mask::test_mask_is_bool_lower_triangular_with_diagonal`` (the mask *is*
+      its values; its dtype is part of them), ``apply_mask::test_masked_positions_become_minus_inf``,
+      ``softmax::test_matches_reference_on_random_shapes``,
+      ``mix_values::test_mix_is_weighted_sum_of_values``,
+      ``attention::test_matches_torch_scaled_dot_product_attention``,
+      ``attention::test_worked_example_fluffy_blue_cat``, ``attention::test_zero_scores_give_mean_of_past``
+      (the lesson's worked examples: exact values on small inputs),
+      ``bag_of_past::test_row_t_is_mean_of_first_t_plus_1``,
+      ``split_heads::test_head_h_holds_channels_of_its_slice``,
+      ``merge_heads::test_merge_inverts_split``, ``merge_heads::test_split_then_merge_round_trips_on_random_shapes``,
+      ``multi_head_attention::test_matches_torch_scaled_dot_product_attention``,
+      ``attention_entropy::test_uniform_rows_give_log_n``, ``attention_entropy::test_one_hot_rows_give_zero``
+      (exact values on the two extremes).
+    - property checks, though several compare values today (that is the blame issue 11
+      removes): ``causal_mask::test_mask_is_built_on_the_requested_device`` (device);
+      ``softmax::test_rows_sum_to_one`` (normalisation), ``test_softmax_uses_the_dim_argument``
+      (the dim), ``test_stable_for_large_scores`` (stability), ``test_minus_inf_gets_exactly_zero``
+      (exact zeros), ``test_softmax_written_by_hand`` (the source);
+      ``attention::test_weights_rows_sum_to_one`` (normalisation), ``test_weights_lower_triangular``,
+      ``test_future_tokens_do_not_change_past_outputs``, ``test_huge_future_scores_get_no_weight``
+      (causality: masking before the softmax), ``test_scale_false_does_not_divide``,
+      ``test_unscaled_weights_saturate`` (the scale flag), ``test_causal_false_uses_no_mask``,
+      ``test_causal_false_is_permutation_equivariant`` (the causal flag);
+      ``split_heads::test_split_rejects_indivisible_channels`` (the error);
+      ``multi_head_attention::test_returns_out_and_per_head_weights`` (the returned structure),
+      ``test_scores_scaled_by_sqrt_head_size`` (scaling), ``test_future_tokens_do_not_change_past_outputs``,
+      ``test_causal_false_is_permutation_equivariant`` (causality, the causal flag);
+      ``attention_entropy::test_entropy_finite_on_masked_zeros`` (0 · log 0 = 0),
+      ``test_entropy_falls_when_unscaled_weights_saturate`` (a relation, not values).
+    - both modules of ``attention-modules``: ``test_output_matches_reference_for_any_length``
+      is the one output check. ``test_follows_module_dtype`` (dtype) and
+      ``test_gradients_flow_to_the_input`` (differentiability) are property checks, named
+      for their property like every other module check (structure, names, the tril
+      buffer and its size, causality, device, dropout, the error raised).
+
+(b) the output checks of every exercise that *calls* E, directly or not: the
+    reference's call graph, ``tests.contract_clauses.builds_on`` (a ``softmax`` mutant
+    may fail ``attention``'s and ``multi_head_attention``'s output checks, never
+    ``bag_of_past``'s; a ``SelfAttentionHead`` mutant may fail ``MultiHeadAttention``'s).
+    A property check of a caller is not included: a caller's causality check fails for
+    a ``causal_mask`` mutant because the mask really is not causal, and the mutant says
+    so in its own header, (c).
+
+(c) whatever the mutant's header lists on ``# may_fail:`` lines: comma-separated
+    fnmatch globs matched against the keys above (``softmax::test_rows_sum_to_one``,
+    ``*::test_inputs_are_not_modified*``, ``attention::*``), or ``none``. The list names
+    the property checks the mutant *really* breaks: those a perfect grader, one whose
+    every check fails only for its own property, would still fail. A check failed only
+    because a bug elsewhere changed the values is *not* listed; that failure is blame.
+    The corpus's lists follow three rules:
+
+    - *the property is really broken* by the code the check runs, callees included:
+      a ``causal_mask`` built with ``triu`` makes the student's ``attention`` non-causal,
+      so ``attention::test_future_tokens_do_not_change_past_outputs`` is listed; a
+      ``scale_scores`` dividing by ``d`` leaves the causal flag alone, so
+      ``attention::test_causal_false_uses_no_mask`` (which fails today on the weights'
+      values) is not.
+    - *the code does not run there*: a check that calls a function which raises, or
+      returns the wrong structure or shape, on the legal input the check needs may fail
+      (a stub raising NotImplementedError must fail every check; a property cannot be
+      granted to code that does not run). E.g. a float ``causal_mask`` makes
+      ``attention`` raise at ``~mask``, so every check of ``attention`` that takes the
+      causal path is listed, ``test_causal_false_*`` is not.
+    - *NaN is a value*: a check whose property holds but which fails because the
+      outputs are NaN (``NaN != NaN`` in a causality or parity comparison) is blame.
+
+    A GPU-only check (``test_cuda_matches_cpu``) is listed where the rules above say a
+    GPU would fail it, although it is skipped where no CUDA device exists.
+    ``# MAY-FAIL:`` is read as a synonym (``tests.corpus_cases.read_header`` stops at it,
+    so the corpus spells it ``may_fail``, which it keeps like any other key). Several
+    such lines are united; a mutant with none may fail (a) and (b) only.
+
+An alternative (a correct implementation) may fail nothing: every failing check
+of its card is out of set.
+
+``catch(case, card)`` is the mutant's own exercise losing points (a check of E
+scoring below its maximum), the condition ``tests/test_corpus.py`` asserts; a
+change that removes blame must keep it true for every mutant.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.scorecard import CheckResult, Scorecard
+    from tests.corpus_cases import CorpusCase
+
+PASSING = ("passed", "skipped")
+
+# (a) exercise -> the check functions (ids without "[...]") that compare its outputs with the correct values.
+_COMMON = ("test_output_matches_reference", "test_low_precision_inputs_work",
+           "test_gradients_match_reference", "test_accepts_non_contiguous_inputs")
+OUTPUT_CHECKS: dict[str, dict[str, frozenset[str]]] = {
+    "attention": {
+        "attention_scores": frozenset({*_COMMON, "test_scores_are_raw_dot_products"}),
+        "scale_scores": frozenset({*_COMMON, "test_scale_divides_by_sqrt_head_size"}),
+        "causal_mask": frozenset({"test_output_matches_reference", "test_mask_is_bool_lower_triangular_with_diagonal"}),
+        "apply_mask": frozenset({*_COMMON, "test_masked_positions_become_minus_inf"}),
+        "softmax": frozenset({*_COMMON, "test_matches_reference_on_random_shapes"}),
+        "mix_values": frozenset({*_COMMON, "test_mix_is_weighted_sum_of_values"}),
+        "attention": frozenset({*_COMMON, "test_matches_torch_scaled_dot_product_attention",
+                                "test_worked_example_fluffy_blue_cat", "test_zero_scores_give_mean_of_past"}),
+        "bag_of_past": frozenset({*_COMMON, "test_row_t_is_mean_of_first_t_plus_1"}),
+        "split_heads": frozenset({*_COMMON, "test_head_h_holds_channels_of_its_slice"}),
+        "merge_heads": frozenset({*_COMMON, "test_merge_inverts_split",
+                                  "test_split_then_merge_round_trips_on_random_shapes"}),
+        "multi_head_attention": frozenset({*_COMMON, "test_matches_torch_scaled_dot_product_attention"}),
+        "attention_entropy": frozenset({*_COMMON, "test_uniform_rows_give_log_n", "test_one_hot_rows_give_zero"}),
+    },
+    "attention-modules": {
+        "SelfAttentionHead": frozenset({"test_output_matches_reference_for_any_length"}),
+        "MultiHeadAttention": frozenset({"test_output_matches_reference_for_any_length"}),
+    },
+}
+
+_MAY_FAIL = re.compile(r"#\s*(?:may_fail|MAY-FAIL):\s*(.*)$")
+
+
+def key(check: "CheckResult") -> str:
+    """How a check is named here and in ``# may_fail:`` globs: ``<exercise>::<check id>``."""
+    return f"{check.exercise}::{check.id}"
+
+
+def failing(check: "CheckResult") -> bool:
+    return check.status not in PASSING
+
+
+def _may_fail_lines(case: "CorpusCase") -> list[str]:
+    """The values of the ``# may_fail:`` (or ``# MAY-FAIL:``) lines in the case's leading comment block."""
+    values = []
+    for line in case.path.read_bytes().decode("utf-8", "replace").splitlines():
+        if not line.startswith("#"):
+            break
+        m = _MAY_FAIL.match(line)
+        if m:
+            values.append(m.group(1))
+    return values
+
+
+def may_fail_globs(case: "CorpusCase") -> tuple[str, ...]:
+    """The globs of every ``# may_fail:`` line, united; ``none`` contributes nothing."""
+    return tuple(g.strip() for value in _may_fail_lines(case) for g in value.split(",")
+                 if g.strip() and g.strip() != "none")
+
+
+def has_may_fail(case: "CorpusCase") -> bool:
+    """Whether the case states its set at all (``none`` counts)."""
+    return bool(_may_fail_lines(case))
+
+
+@lru_cache(maxsize=None)
+def callers(assignment: str, exercise: str) -> frozenset[str]:
+    """The exercises whose reference calls ``exercise``, directly or not (``builds_on``)."""
+    from grader.config import load_config
+    from tests.contract_clauses import builds_on
+
+    a = load_config().assignment(assignment)
+    graph = builds_on(a.reference, {ex.name for ex in a.exercises})
+    return frozenset(user for user, deps in graph.items() if exercise in deps)
+
+
+def is_output_check(assignment: str, check: "CheckResult") -> bool:
+    return check.id.split("[", 1)[0] in OUTPUT_CHECKS[assignment].get(check.exercise, frozenset())
+
+
+def allowed(case: "CorpusCase", card: "Scorecard") -> set[str]:
+    """The keys of the card's checks this case may fail without blame: (a), (b) and (c) above.
+    Nothing for an alternative."""
+    if case.kind != "mutants":
+        return set()
+    exercise = case.header["exercise"]
+    exercises = {exercise} | callers(case.assignment, exercise)
+    globs = may_fail_globs(case)
+    return {key(c) for c in card.checks
+            if (c.exercise in exercises and is_output_check(case.assignment, c))
+            or any(fnmatchcase(key(c), g) for g in globs)}
+
+
+def out_of_set(case: "CorpusCase", card: "Scorecard") -> list[str]:
+    """The keys of the failing checks the case may not fail, in card order."""
+    ok = allowed(case, card)
+    return [key(c) for c in card.checks if failing(c) and key(c) not in ok]
+
+
+def catch(case: "CorpusCase", card: "Scorecard") -> bool:
+    """The mutant loses points in its own exercise."""
+    return any(c.exercise == case.header.get("exercise") and c.score < c.max_score for c in card.checks)
