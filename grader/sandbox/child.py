@@ -255,6 +255,7 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
             module = module.to(request["to"])
         module.train(request.get("mode", "eval") == "train")
         facts.update(_describe_module(module))
+        before = set(facts["parameters"])
         outputs, grads = [], []
         for i, x in enumerate(request.get("inputs") or []):
             cot = request.get("cotangent") if i == 0 else None
@@ -268,6 +269,9 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
             outputs.append(_plain(out))
         facts["outputs"] = outputs
         facts["input_grads"] = grads
+        if request.get("inputs"):
+            # parameters that forward itself registered: they missed load_state_dict, .to() and the optimizer
+            facts["new_parameters"] = [n for n, _ in module.named_parameters() if n not in before]
     except BaseException as exc:  # noqa: BLE001 - every student failure becomes evidence
         return {"ok": False, **describe_exception(exc, str(namespace.get("__file__")), name)}
     return {"ok": True, "facts": facts}
@@ -285,6 +289,13 @@ def _describe_module(module: torch.nn.Module) -> dict[str, Any]:
         "attributes": {
             n: _tensor_facts(v) for n, v in vars(module).items() if isinstance(v, torch.Tensor)
         },
+        "plain_containers": _plain_containers(module),
+        "tensor_attributes": {
+            f"{p}.{n}" if p else n: _tensor_facts(v)
+            for p, m in module.named_modules()
+            for n, v in vars(m).items()
+            if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter)
+        },
         "state_dict": {k: v.detach() for k, v in module.state_dict().items()},
         "linear": {
             n: {"in": m.in_features, "out": m.out_features, "bias": m.bias is not None}
@@ -293,6 +304,23 @@ def _describe_module(module: torch.nn.Module) -> dict[str, Any]:
         },
         "dropout": {n: float(m.p) for n, m in module.named_modules() if isinstance(m, torch.nn.Dropout)},
     }
+
+
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
+
+
+def _plain_containers(module: torch.nn.Module) -> dict[str, str]:
+    """Attributes holding nn.Modules in a plain list, tuple or dict (hidden from .parameters(), .to(), state_dict):
+    attribute name -> container type."""
+    found = {}
+    for prefix, m in module.named_modules():
+        for n, v in vars(m).items():
+            if n in _MODULE_INTERNALS or type(v) not in (list, tuple, dict):
+                continue
+            items = v.values() if type(v) is dict else v
+            if any(isinstance(i, torch.nn.Module) for i in items):
+                found[f"{prefix}.{n}" if prefix else n] = type(v).__name__
+    return found
 
 
 def _tensor_facts(t: torch.Tensor) -> dict[str, Any]:

@@ -30,9 +30,16 @@ WORKED_WEIGHTS = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.446, 0.446, 0.108]]
 WORKED_OUT = [[3.0, 0.0], [1.5, 1.5], [1.446, 1.446]]
 
 
-def _entropy(w):
-    """Mean entropy (nats) of rows 1.. computed here in the judge; row 0 always has one choice."""
-    p = w[..., 1:, :].double()
+def _rows(w, rows):
+    """The chosen rows among 1.. (row 0 always has one choice), each divided by its sum: the shape of the
+    distribution, not its normalisation (another check's property)."""
+    p = w[..., 1:, :][rows].double()
+    return p / p.sum(-1, keepdim=True)
+
+
+def _entropy(w, rows):
+    """Mean entropy (nats) of the chosen rows, computed here in the judge."""
+    p = _rows(w, rows)
     return -(p * p.clamp_min(1e-300).log()).sum(-1).mean().item()
 
 
@@ -67,37 +74,57 @@ def test_weights_lower_triangular(student, cases):
 def test_future_tokens_do_not_change_past_outputs(student):
     q, k, v = h.randn(B, T, D, seed=401), h.randn(B, T, D, seed=402), h.randn(B, T, DV, seed=403)
     out, _ = _attend(student, q, k, v)
+    seen = []
     for t in (0, 2):
         q2, k2, v2 = q.clone(), k.clone(), v.clone()
         for x, seed in ((q2, 404), (k2, 405), (v2, 406)):
             x[:, t + 1:] = h.randn(B, T - t - 1, x.shape[-1], seed=seed + t)
         out2, _ = _attend(student, q2, k2, v2)
-        assert torch.allclose(out[:, : t + 1], out2[:, : t + 1], atol=1e-6), (
+        a, b = out[:, : t + 1], out2[:, : t + 1]
+        keep = h.finite_entries(a, b)
+        assert torch.allclose(a[keep], b[keep], atol=1e-6), (
             f"changing tokens after position {t} changed the output at position {t}: "
             "attention is not causal. Mask the scores of future tokens with -inf before the softmax."
         )
+        seen += [(a, f"`attention` out[:, :{t + 1}]", "q, k 2x5x4, v 2x5x6"),
+                 (b, f"`attention` out[:, :{t + 1}]", f"the same q, k, v with the tokens after position {t} changed")]
+    h.inconclusive_if_nonfinite("causality", *seen)
 
 
 @pytest.mark.exercise("attention")
-def test_scale_false_does_not_divide(student, reference):
+def test_scale_false_does_not_divide(student):
+    """Padding q and k with zero channels (d 4 -> 16) keeps every score; with scale=False the weights must not move.
+
+    The student's attention is compared with itself, so only a division that depends on d
+    (the scale flag ignored) fails here; wrong values elsewhere are the output checks' business.
+    """
     q, k, v = h.randn(B, T, D, seed=410, scale=2.0), h.randn(B, T, D, seed=411), h.randn(B, T, DV, seed=412)
-    out, w = _attend(student, q, k, v, scale=False)
-    _, want = reference.attention(q.double(), k.double(), v.double(), scale=False)
-    _, scaled = reference.attention(q.double(), k.double(), v.double(), scale=True)
-    if torch.allclose(w.double(), scaled, atol=1e-5) and not torch.allclose(w.double(), want, atol=1e-5):
-        raise AssertionError("`attention(..., scale=False)` still divides the scores by sqrt(d); honour the `scale` flag")
-    h.expect_close(w, want, "`attention(..., scale=False)` weights", torch.float32)
+    pad = lambda x: torch.cat([x, torch.zeros(*x.shape[:-1], 3 * D)], dim=-1)  # noqa: E731
+    _, w = _attend(student, q, k, v, scale=False)
+    _, w_pad = _attend(student, pad(q), pad(k), v, scale=False)
+    keep = h.finite_entries(w, w_pad)
+    if not torch.allclose(w.double()[keep], w_pad.double()[keep], rtol=1e-4, atol=1e-5):
+        raise AssertionError(
+            "`attention(..., scale=False)` weights change when q and k get zero channels added (head size 4 -> 16, "
+            "every score the same): with scale=False the scores must not be divided by sqrt(d). Honour the `scale` flag "
+            "(divide only when scale=True) and keep attention_scores raw."
+        )
+    h.inconclusive_if_nonfinite("the scale flag", (w, "`attention(..., scale=False)` weights", "q, k 2x5x4, v 2x5x6"),
+                                (w_pad, "`attention(..., scale=False)` weights", "q, k padded to 2x5x16"))
 
 
 @pytest.mark.exercise("attention")
-def test_causal_false_uses_no_mask(student, reference):
+def test_causal_false_uses_no_mask(student):
+    """causal=False: every token gives weight to later tokens too. The values are the output checks' business."""
     q, k, v = h.randn(T, D, seed=420), h.randn(T, D, seed=421), h.randn(T, DV, seed=422)
     _, w = _attend(student, q, k, v, causal=False)
-    assert (w[torch.ones(T, T, dtype=torch.bool).triu(1)] > 0).all(), (
-        "`attention(..., causal=False)` still masks the future; without the mask every token sees every token"
+    future = w[torch.ones(T, T, dtype=torch.bool).triu(1)]
+    assert (future[torch.isfinite(future)] > 0).all(), (
+        "`attention(..., causal=False)` still masks the future; without the mask every token sees every token "
+        "(apply the causal mask only when causal=True)"
     )
-    h.expect_close(w, reference.attention(q.double(), k.double(), v.double(), causal=False)[1],
-                   "`attention(..., causal=False)` weights", torch.float32)
+    h.inconclusive_if_nonfinite("the causal flag", (future, "`attention(..., causal=False)` weights above the diagonal",
+                                                    "q, k 5x4, v 5x6"))
 
 
 @pytest.mark.exercise("attention")
@@ -119,26 +146,34 @@ def test_zero_scores_give_mean_of_past(student):
 
 
 @pytest.mark.exercise("attention")
-def test_unscaled_weights_saturate(student, reference):
-    """Without scaling, head_size 256 makes the softmax nearly one-hot; with it, weights stay diffuse."""
+def test_unscaled_weights_saturate(student):
+    """Without scaling, head_size 256 makes the softmax nearly one-hot; with it, weights stay diffuse.
+
+    The student's own scale=False and scale=True weights are compared (their entropies),
+    on the rows finite in both; the reference's values play no part.
+    """
     d, t = 256, 12
     q, k, v = (h.randn(4, t, d, seed=450 + i) for i in range(3))
     _, w_raw = _attend(student, q, k, v, scale=False)
     _, w_scaled = _attend(student, q, k, v, scale=True)
-    _, ref_raw = reference.attention(q.double(), k.double(), v.double(), scale=False)
-    ref_peak = ref_raw[:, 1:].amax(-1).mean().item()
-    peak = w_raw[:, 1:].double().amax(-1).mean().item()
-    assert peak > 0.9 and abs(peak - ref_peak) < 0.02, (
-        f"without scaling at head_size 256 the weights should collapse toward one-hot (mean row max {ref_peak:.3f}); "
-        f"yours have mean row max {peak:.3f}. Does `scale=False` really skip the division?"
-    )
-    ent_raw, ent_scaled = _entropy(w_raw), _entropy(w_scaled)
-    assert ent_raw < 0.5 * ent_scaled, (
-        f"mean entropy without scaling ({ent_raw:.3f} nats) should fall far below the scaled case ({ent_scaled:.3f}); "
-        "scaling by sqrt(head_size) is what keeps the weights diffuse"
-    )
-    scaled_peak = w_scaled[:, 1:].double().amax(-1).mean().item()
-    assert scaled_peak < 0.8, f"with scaling the weights should stay diffuse, but the mean row max is {scaled_peak:.3f}"
+    # Judged on the rows that are distributions (finite, summing to 1) in both; normalisation is another check's.
+    rows = (h.finite_entries(w_raw, w_scaled).all(-1) & ((w_raw.double().sum(-1) - 1).abs() < 1e-3)
+            & ((w_scaled.double().sum(-1) - 1).abs() < 1e-3))[:, 1:]  # row 0 always has one choice
+    if rows.any():
+        ent_raw, ent_scaled = _entropy(w_raw, rows), _entropy(w_scaled, rows)
+        peak_raw = _rows(w_raw, rows).amax(-1).mean().item()
+        peak_scaled = _rows(w_scaled, rows).amax(-1).mean().item()
+        assert ent_raw < 0.5 * ent_scaled, (
+            f"at head_size 256 the mean entropy of your weights without scaling ({ent_raw:.3f} nats, mean row max "
+            f"{peak_raw:.3f}) should fall far below the scaled case ({ent_scaled:.3f} nats, mean row max {peak_scaled:.3f}): "
+            "unscaled scores of size ~sqrt(256) make the softmax nearly one-hot. Does `scale=False` skip the division, "
+            "and does `scale=True` divide by sqrt(head_size)?"
+        )
+    h.inconclusive_if_nonfinite("the scale flag", (w_raw, "`attention(..., scale=False)` weights", "q, k, v 4x12x256"),
+                                (w_scaled, "`attention(..., scale=True)` weights", "q, k, v 4x12x256"))
+    if not rows.any():
+        pytest.skip("no row of your attention weights on q, k, v 4x12x256 sums to 1, so whether unscaled weights "
+                    "saturate cannot be judged; not counted here (test_weights_rows_sum_to_one reports the sums)")
 
 
 @pytest.mark.exercise("bag_of_past")
@@ -202,22 +237,29 @@ def test_huge_future_scores_get_no_weight(student):
     renormalising, agrees with the right answer on ordinary inputs, but when a future score is ~1e4
     larger, exp() of every allowed score underflows to 0 and the renormalisation divides 0 by 0."""
     q, k, v = _huge_future_inputs()
+    q_ord = q.clone()
+    q_ord[..., :4] = 0  # the same inputs with ordinary future scores: every allowed score is unchanged
     out, w = _attend(student, q, k, v)
-    scores = (q.double() @ k.double().mT) / (q.shape[-1] ** 0.5)
-    allowed = torch.ones(T, T, dtype=torch.bool).tril()
-    want_w = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
-    if not torch.isfinite(w).all():
-        t = int(torch.nonzero(~torch.isfinite(w))[0][-2])
-        raise AssertionError(
-            f"`attention` gives NaN or inf weights in row {t} when the future keys score about 1e4 above the "
-            "allowed ones. Set the future scores to -inf before the softmax: a softmax over all positions "
-            "underflows to 0 for every allowed key, and zeroing the future then renormalising divides 0 by 0."
-        )
-    h.expect_close(w, want_w, "`attention` weights when future scores are about 1e4 larger", torch.float32,
-                   "Only the past may share the weight: mask the scores with -inf before the softmax.")
-    assert torch.isfinite(out).all(), "`attention` output has NaN or inf although its weights are finite"
-    h.expect_close(out, want_w @ v.double(), "`attention` output when future scores are about 1e4 larger",
-                   torch.float32)
+    out_o, w_o = _attend(student, q_ord, k, v)
+    huge, ordinary = "q, k, v whose future scores are about 1e4 larger", "the same q, k, v with ordinary future scores"
+    for name, got, base in (("weights", w, w_o), ("output", out, out_o)):
+        # NaN/inf that only the huge future scores cause: exactly what masking before the softmax prevents.
+        h.expect_finite(got, f"`attention` {name}", huge, expected=base,
+                        hint=f"Your {name} are finite on {ordinary}, so the huge masked scores leak in: set the future "
+                             "scores to -inf before the softmax. A softmax over all positions underflows to 0 for every "
+                             "allowed key, and zeroing the future then renormalising divides 0 by 0.")
+        keep = h.finite_entries(got, base)
+        g, b = got.double()[keep], base.double()[keep]
+        if not torch.allclose(g, b, rtol=1e-4, atol=1e-5):
+            i = int((g - b).abs().argmax())
+            raise AssertionError(
+                f"`attention` {name} change when only the masked (future) scores grow by about 1e4 "
+                f"(got {g[i].item():.4g} instead of {b[i].item():.4g} with ordinary future scores): masked positions "
+                "must not matter. Only the past may share the weight: mask the scores with -inf before the softmax."
+            )
+    h.inconclusive_if_nonfinite("masking before the softmax", (w, "`attention` weights", huge),
+                                (w_o, "`attention` weights", ordinary), (out, "`attention` output", huge),
+                                (out_o, "`attention` output", ordinary))
 
 
 @pytest.mark.exercise("attention")
@@ -233,3 +275,7 @@ def test_causal_false_is_permutation_equivariant(student):
     out_p, w_p = _attend(student, q[:, p], k[:, p], v[:, p], causal=False)
     h.expect_permuted(out_p, out[:, p], "`attention(..., causal=False)` out for permuted tokens")
     h.expect_permuted(w_p, w[:, p][:, :, p], "`attention(..., causal=False)` weights for permuted tokens")
+    h.inconclusive_if_nonfinite("permutation equivariance", (out, "`attention(..., causal=False)` out", "q, k 2x5x4, v 2x5x6"),
+                                (w, "`attention(..., causal=False)` weights", "q, k 2x5x4, v 2x5x6"),
+                                (out_p, "`attention(..., causal=False)` out", "the same tokens permuted"),
+                                (w_p, "`attention(..., causal=False)` weights", "the same tokens permuted"))

@@ -58,3 +58,9 @@ def spec(request, reference) -> ModuleSpec:
 
 def x_of(t: int, seed: int = 0) -> torch.Tensor:
     return h.randn(B, t, D_MODEL, seed=seed)
+
+
+def skip_if_nonfinite(outs: list[torch.Tensor], what: str, givens: list[str], prop: str) -> None:
+    """Non-finite outputs are one finding, made by the output check: a property check that meets them
+    says so and draws no conclusion about ``prop`` (``helpers.inconclusive_if_nonfinite``)."""
+    h.inconclusive_if_nonfinite(prop, *[(out, what, given) for out, given in zip(outs, givens)])

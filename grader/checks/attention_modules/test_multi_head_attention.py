@@ -19,6 +19,12 @@ pytestmark = pytest.mark.exercise("MultiHeadAttention")
 def test_heads_are_a_modulelist_of_self_attention_heads(student):
     facts = student.probe("MultiHeadAttention", D_MODEL, N_HEADS, CTX, 0.0)
     children = facts.get("children") or {}
+    plain = (facts.get("plain_containers") or {}).get("heads")
+    assert not plain, (
+        f"`heads` is a plain Python {plain}: its heads (their weights and tril buffers) are hidden from .parameters(), "
+        ".to(), .eval() and state_dict. Wrap them in nn.ModuleList: self.heads = nn.ModuleList(SelfAttentionHead(...) "
+        "for _ in range(n_heads))"
+    )
     assert children.get("heads") == "ModuleList", (
         f"`heads` is {children.get('heads', 'missing')}; it must be an nn.ModuleList (a Python list hides the heads' "
         "weights from .parameters(), .to() and state_dict)"
@@ -36,6 +42,16 @@ def test_heads_are_a_modulelist_of_self_attention_heads(student):
 def test_proj_is_a_linear_d_model_to_d_model(student):
     facts = student.probe("MultiHeadAttention", D_MODEL, N_HEADS, CTX, 0.0)
     proj = (facts.get("linear") or {}).get("proj")
+    if not proj:
+        try:
+            ran = student.probe("MultiHeadAttention", D_MODEL, N_HEADS, CTX, 0.0, inputs=[x_of(T)])
+        except StudentError:
+            ran = {}
+        new = [n for n in ran.get("new_parameters") or [] if n.startswith("proj.")]
+        assert not new, (
+            "`proj` is created in forward, so `MultiHeadAttention` has no proj when it is built: load_state_dict, "
+            "the optimizer and .to() never see its weights. Create it in __init__, as an nn.Linear from d_model to d_model"
+        )
     assert proj, "`MultiHeadAttention` has no nn.Linear named `proj`"
     assert (proj["in"], proj["out"], proj["bias"]) == (D_MODEL, D_MODEL, True), (
         f"`proj` is Linear({proj['in']}, {proj['out']}, bias={proj['bias']}); expected nn.Linear(d_model, d_model)"
