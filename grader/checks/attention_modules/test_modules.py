@@ -118,6 +118,23 @@ def test_moves_to_the_inputs_device(student, spec):
     except StudentError as err:
         text = str(err.reply.get("message", ""))
         if any(s in text for s in h.DEVICE_MISMATCH):
+            try:
+                plain = spec.probe(student)  # the cause, where it is structural
+            except StudentError:
+                plain = {}
+            hidden = plain.get("plain_containers") or {}
+            loose = [n for n in plain.get("tensor_attributes") or {} if n.split(".")[-1] == "tril"]
+            if loose and not hidden:
+                raise AssertionError(
+                    f"`{spec.cls}` mixes devices after .to(): `{loose[0]}` is a plain tensor attribute, not a buffer, so "
+                    ".to() leaves it on the CPU. Register it: self.register_buffer('tril', torch.tril(torch.ones(...)))."
+                ) from None
+            if hidden:
+                name, kind = next(iter(hidden.items()))
+                raise AssertionError(
+                    f"`{spec.cls}` mixes devices after .to(): `{name}` holds modules in a plain Python {kind}, so .to() "
+                    f"never moves them (nor their tril buffers). Wrap them in nn.Module{'Dict' if kind == 'dict' else 'List'}(...)."
+                ) from None
             raise AssertionError(
                 f"`{spec.cls}` mixes devices after .to(): \"{text[:160]}\". A tensor made in forward (or a tril that is not "
                 "a buffer) stays on the CPU; register tril as a buffer and build nothing on a fixed device."
