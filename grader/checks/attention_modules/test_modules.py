@@ -193,6 +193,12 @@ def test_no_dropout_in_eval_mode(student, spec):
     (c,) = _outputs(spec.probe(student, dropout=0.0, params=spec.params(), mode="eval", inputs=[x]), f"`{spec.cls}`", 1)
     skip_if_nonfinite([a, b, c], f"`{spec.cls}` output in eval mode", ["x (dropout=0.5)", "x again (dropout=0.5)",
                                                                        "x (dropout=0.0)"], "dropout")
+    hidden = facts.get("plain_containers") or {}
+    if hidden and not torch.equal(a, b):  # the cause is structural: .eval() never reaches modules in a plain container
+        name, kind = next(iter(hidden.items()))
+        raise AssertionError(
+            f"`{spec.cls}` in eval mode still drops out: `{name}` holds modules in a plain Python {kind}, so .eval() "
+            f"never reaches them. Wrap them in nn.Module{'Dict' if kind == 'dict' else 'List'}(...).")
     assert torch.equal(a, b), f"`{spec.cls}` in eval mode gives different outputs on the same input: dropout must be off in eval()"
     h.expect_close(a, c, f"`{spec.cls}` in eval mode with dropout=0.5 compared with the same weights and dropout=0.0",
                    torch.float32,
