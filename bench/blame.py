@@ -20,7 +20,6 @@ import argparse
 import json
 import re
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -28,10 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import api  # noqa: E402
-from grader.sandbox.client import WorkerServer  # noqa: E402
 from tests import blame  # noqa: E402
-from tests.corpus_cases import corpus  # noqa: E402
+from tests.corpus_cases import corpus, grade_corpus  # noqa: E402
 
 
 def _start(message: str, n: int) -> str:
@@ -51,27 +48,23 @@ def main() -> None:
     cases = corpus("mutants") + corpus("alternatives")
     results: dict[str, dict] = {}
     started = time.monotonic()
-    with WorkerServer() as server, tempfile.TemporaryDirectory() as tmp:
-        for assignment in sorted({c.assignment for c in cases}):
-            with api.Grader(assignment, server=server) as grader:
-                for case in (c for c in cases if c.assignment == assignment):
-                    card = grader.grade(case.write_submission(Path(tmp) / case.kind))
-                    by_key = {blame.key(c): c for c in card.checks}
-                    outside = blame.out_of_set(case, card)
-                    failing = [k for k, c in by_key.items() if blame.failing(c)]
-                    allowed = blame.allowed(case, card)
-                    output = {k for k in allowed if blame.is_output_check(case.assignment, by_key[k])}
-                    results[case.id] = {
-                        "kind": case.kind,
-                        "exercise": case.header.get("exercise"),
-                        "grader_error": card.grader_error,
-                        "states_may_fail": blame.has_may_fail(case),
-                        "caught": blame.catch(case, card) if case.kind == "mutants" else None,
-                        "failing": len(failing),
-                        "excused_by_header": sorted(k for k in failing if k in allowed and k not in output),
-                        "out_of_set": [{"check": k, "status": by_key[k].status, "message": by_key[k].message}
-                                       for k in outside],
-                    }
+    for case, card in grade_corpus(cases):
+        by_key = {blame.key(c): c for c in card.checks}
+        outside = blame.out_of_set(case, card)
+        failing = [k for k, c in by_key.items() if blame.failing(c)]
+        allowed = blame.allowed(case, card)
+        output = {k for k in allowed if blame.is_output_check(case.assignment, by_key[k])}
+        results[case.id] = {
+            "kind": case.kind,
+            "exercise": case.header.get("exercise"),
+            "grader_error": card.grader_error,
+            "states_may_fail": blame.has_may_fail(case),
+            "caught": blame.catch(case, card) if case.kind == "mutants" else None,
+            "failing": len(failing),
+            "excused_by_header": sorted(k for k in failing if k in allowed and k not in output),
+            "out_of_set": [{"check": k, "status": by_key[k].status, "message": by_key[k].message}
+                           for k in outside],
+        }
     elapsed = time.monotonic() - started
     report(results, args.top)
     print(f"graded {len(results)} cases in {elapsed:.1f} s")

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader import api  # noqa: E402
 from grader.sandbox.client import WorkerServer  # noqa: E402
-from tests.corpus_cases import corpus, diagnosis_outcome, expected_diagnosis  # noqa: E402
+from tests.corpus_cases import corpus, diagnosis_outcome, expected_diagnosis, grade_corpus  # noqa: E402
 
 
 def main() -> None:
@@ -41,18 +41,13 @@ def main() -> None:
     cases = corpus("mutants") + corpus("alternatives")
     results: dict[str, dict] = {}
     started = time.monotonic()
-    with WorkerServer() as server, tempfile.TemporaryDirectory() as tmp:
-        for assignment in sorted({c.assignment for c in cases}):
-            with api.Grader(assignment, server=server) as grader:
-                for case in (c for c in cases if c.assignment == assignment):
-                    card = grader.grade(case.write_submission(Path(tmp) / case.kind))
-                    expected = expected_diagnosis(case)
-                    kind = "alternatives" if case.kind == "alternatives" else (
-                        "mutants" if expected else "mutants without a catalogued mistake")
-                    named = sorted({m for c in card.checks if c.diagnosis
-                                    for m in (c.diagnosis.id, *(a.id for a in c.diagnosis.also))})
-                    results[case.id] = {"kind": kind, "expected": expected, "named": named,
-                                        "outcome": diagnosis_outcome(card, expected)}
+    for case, card in grade_corpus(cases):
+        expected = expected_diagnosis(case)
+        kind = "alternatives" if case.kind == "alternatives" else (
+            "mutants" if expected else "mutants without a catalogued mistake")
+        named = sorted({m for c in card.checks if c.diagnosis for m in (c.diagnosis.id, *(a.id for a in c.diagnosis.also))})
+        results[case.id] = {"kind": kind, "expected": expected, "named": named,
+                            "outcome": diagnosis_outcome(card, expected)}
     elapsed = time.monotonic() - started
     for kind in ("mutants", "mutants without a catalogued mistake", "alternatives"):
         rows = {k: v for k, v in results.items() if v["kind"] == kind}

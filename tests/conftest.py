@@ -65,19 +65,12 @@ def hidden_release(tmp_path_factory: pytest.TempPathFactory, hidden_key: str) ->
 
 
 @pytest.fixture(scope="session")
-def corpus_cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scorecard]:
+def corpus_cards(server: WorkerServer) -> dict[str, Scorecard]:
     """Every mutant and alternative of the corpus graded once, through one warm grader per assignment.
 
     Keyed by case id (``attention/mutants/softmax_dim0``). The corpus, diagnosis and
     contract-clause tests all read these cards instead of grading the same files again.
     """
-    from tests.corpus_cases import corpus
+    from tests.corpus_cases import corpus, grade_corpus
 
-    folder = tmp_path_factory.mktemp("corpus")
-    cases = corpus("mutants") + corpus("alternatives")
-    cards: dict[str, Scorecard] = {}
-    for assignment in sorted({c.assignment for c in cases}):
-        with api.Grader(assignment, server=server) as grader:
-            for case in (c for c in cases if c.assignment == assignment):
-                cards[case.id] = grader.grade(case.write_submission(folder / case.kind))
-    return cards
+    return {case.id: card for case, card in grade_corpus(corpus("mutants") + corpus("alternatives"), server)}

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from grader.sandbox.client import WorkerServer
     from grader.scorecard import Scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,3 +113,25 @@ def diagnosis_outcome(card: "Scorecard", expected: str | None) -> str:
     if expected in named:
         return "right" if named == {expected} else "ambiguous"
     return "wrong"
+
+
+def grade_corpus(cases: list[CorpusCase], server: "WorkerServer | None" = None) -> "Iterator[tuple[CorpusCase, Scorecard]]":
+    """Every case graded through one warm grader per assignment, as ``grade-all`` grades a class.
+
+    ``server``: a running worker server to share (the tests' session one); without it, one is
+    started here and closed at the end.
+    """
+    import contextlib
+    import tempfile
+
+    from grader import api
+    from grader.sandbox.client import WorkerServer
+
+    with contextlib.ExitStack() as stack:
+        if server is None:
+            server = stack.enter_context(WorkerServer())
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="corpus-")))
+        for assignment in sorted({c.assignment for c in cases}):
+            with api.Grader(assignment, server=server) as grader:
+                for case in (c for c in cases if c.assignment == assignment):
+                    yield case, grader.grade(case.write_submission(folder / case.kind))
