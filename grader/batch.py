@@ -170,8 +170,6 @@ def _key(sha256: str, fp: str) -> str:
     return f"{sha256}:{fp}"
 
 
-def sha256_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 # ------------------------------------------------------------------ judges
@@ -429,7 +427,7 @@ def _row_without_grading(entry: intake.Entry, layout: Layout, fp: str, force: bo
         status = "missing" if entry.problem == MISSING else "error"
         return Row(entry.student, status, entry.file, message=entry.problem), ""
     try:
-        sha = sha256_of(entry.path)
+        sha = files.sha256(entry.path)
     except OSError as exc:
         return Row(entry.student, "error", entry.file, message=f"cannot read {entry.file}: {exc.strerror or exc}"), ""
     old = read_record(layout, entry.student)

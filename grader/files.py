@@ -1,11 +1,22 @@
-"""Writing files so that a reader, a crash or Ctrl-C never leaves half of one."""
+"""Files: written so that a reader, a crash or Ctrl-C never leaves half of one, and hashed."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 TMP_PREFIX = ".tmp-"
+_CHUNK = 1 << 20
+
+
+def sha256(path: Path) -> str:
+    """The file's sha256, read in chunks (a hidden-check bundle or a notebook may be large)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -20,29 +20,24 @@ own package.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path, PurePosixPath
 from typing import Iterable
 
-from grader.files import write_atomically
+from grader.files import sha256, write_atomically
 
 VERSION = 1
 MANIFEST = ".grader/integrity.json"  # relative to the repository root
-_CHUNK = 1 << 20
 
 
 class IntegrityError(ValueError):
     """The release asked to protect a file that cannot be protected (missing, or outside the root)."""
 
 
-def sha256(path: Path) -> str:
-    """The file's sha256, read in chunks (the hidden-check bundle may be large)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+def manifest_bytes(hashes: dict[str, str]) -> bytes:
+    """The manifest's one encoding: the release writes it from bytes in memory, ``write_manifest`` from a folder."""
+    return (json.dumps({"version": VERSION, "files": dict(sorted(hashes.items()))}, indent=1, sort_keys=True)
+            + "\n").encode()
 
 
 def write_manifest(root: Path, files: Iterable[str]) -> None:
@@ -64,8 +59,7 @@ def write_manifest(root: Path, files: Iterable[str]) -> None:
         raise IntegrityError(f"the manifest cannot list itself ({MANIFEST})")
     target = root / MANIFEST
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(target, json.dumps({"version": VERSION, "files": dict(sorted(hashes.items()))},
-                                        indent=1, sort_keys=True) + "\n")
+    write_atomically(target, manifest_bytes(hashes).decode())
 
 
 def verify(root: Path, manifest: Path) -> list[str]:

@@ -4,7 +4,6 @@ released stub is left out when another file of its assignment changed."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
@@ -12,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import files
 from grader.config import Config
 from grader.ci.context import Environment, RELEASE_MANIFEST
 
@@ -124,7 +124,7 @@ def _without_untouched_stubs(root: Path, targets: list[Target]) -> tuple[list[Ta
     dropped: list[Target] = []
     for assignment in dict.fromkeys(t.assignment for t in targets):
         group = [t for t in targets if t.assignment == assignment]
-        untouched = [t for t in group if len(group) > 1 and released.get(t.rel) == _sha256(t.path)]
+        untouched = [t for t in group if len(group) > 1 and released.get(t.rel) == files.sha256(t.path)]
         changed = [t for t in group if t not in untouched]
         kept = changed or group[:1]
         keep += kept
@@ -141,5 +141,3 @@ def _released_hashes(root: Path) -> dict[str, str]:
     return {k: v for k, v in files.items() if isinstance(v, str)} if isinstance(files, dict) else {}
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -172,11 +172,10 @@ def integrity_manifest(files: dict[str, bytes], protected: Sequence[str]) -> byt
     """``.grader/integrity.json``: ``{"version": 1, "files": {path: sha256}}`` for the protected files.
 
     Made from the release's bytes in memory, before anything is written, so that release.json lists
-    it like every other file; the same bytes ``grader.integrity.write_manifest`` writes from a folder
-    (a test checks), and what ``grader.integrity.verify`` reads in CI.
+    it like every other file; encoded by ``grader.integrity.manifest_bytes``, as ``write_manifest`` does
+    from a folder, and what ``grader.integrity.verify`` reads in CI.
     """
-    hashes = {path: hashlib.sha256(files[path]).hexdigest() for path in sorted(set(protected))}
-    return (json.dumps({"version": integrity.VERSION, "files": hashes}, indent=1, sort_keys=True) + "\n").encode()
+    return integrity.manifest_bytes({path: hashlib.sha256(files[path]).hexdigest() for path in set(protected)})
 
 
 def read_hidden_key(out: Path, key_file: Path | None, key_env: str | None) -> str | None:
