@@ -36,6 +36,7 @@ class CheckConfig:
     points: float
     visibility: str
     requires_cuda: bool = False
+    gate: bool = False  # the exercise's other checks are credited only once this one passed (scoring.credit_gated)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class AssignmentConfig:
     flagged_calls: frozenset[str]
     expected: Path | None = None  # student kit: the visible checks' expected values (``grader release``)
     hidden_checks: int = 0  # student kit: how many checks (pytest items) run only at grading time
+    packages: tuple[str, ...] = ()  # extra pip requirements a submission may import (the defaults' first)
 
     @property
     def is_kit(self) -> bool:
@@ -126,8 +128,16 @@ def load_config(path: Path = DEFAULT_CONFIG) -> Config:
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(raw))
     if error is not None:
         key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(f"{path}: {key}: {error.message}")
+        raise ConfigError(f"{path}: {key}: {_message(error)}")
     return _build(path, raw)
+
+
+def _message(error: jsonschema.exceptions.ValidationError) -> str:
+    """The schema's message, except where its regular expression would be all the reader sees."""
+    if "packages" in error.absolute_path and error.validator in ("pattern", "not"):
+        return (f"{error.instance!r} is not a pip requirement (a package name, optionally with extras, "
+                "versions or a marker: `einops`, `einops>=0.7`)")
+    return error.message
 
 
 def _build(path: Path, raw: dict[str, Any]) -> Config:
@@ -147,6 +157,12 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
                     f"{path}: assignments.{aid}.exercises.{ename}.points: {e['points']} does not equal "
                     f"the sum of its checks' points ({total:g})"
                 )
+            gates = [c for c in checks if c.gate]
+            if len(gates) > 1 or any(c.requires_cuda for c in gates):
+                raise ConfigError(
+                    f"{path}: assignments.{aid}.exercises.{ename}: at most one gate check, and one every machine "
+                    f"can run (found {', '.join(c.name for c in gates)})"
+                )
             exercises.append(ExerciseConfig(ename, checks, frozenset(e.get("forbidden_calls") or ())))
         out[aid] = AssignmentConfig(
             id=aid,
@@ -162,14 +178,21 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
             flagged_calls=flagged,
             expected=root / a["expected"] if a.get("expected") else None,
             hidden_checks=int(a.get("hidden_checks", 0)),
+            packages=_packages(defaults.get("packages"), a.get("packages")),
         )
     return Config(path, out)
 
 
 def _check(name: str, spec: Any, visibility: str) -> CheckConfig:
     if isinstance(spec, dict):
-        return CheckConfig(name, float(spec["points"]), spec.get("visibility", visibility), bool(spec.get("requires_cuda")))
+        return CheckConfig(name, float(spec["points"]), spec.get("visibility", visibility), bool(spec.get("requires_cuda")),
+                           bool(spec.get("gate")))
     return CheckConfig(name, float(spec), visibility)
+
+
+def _packages(*lists: list[str] | None) -> tuple[str, ...]:
+    """The defaults' packages, then the assignment's, each once: what the kit and the bundles install."""
+    return tuple(dict.fromkeys(p for packages in lists for p in (packages or ())))
 
 
 def _limits(values: dict[str, Any]) -> Limits:

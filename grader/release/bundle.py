@@ -87,7 +87,7 @@ def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
         files[f"grader/course/expected/{a.id}.json"] = expected.encode()
     files.update(kit.package_files({a.checks_package for a in assignments}))
     files["grader/course/assignments.yaml"] = kit.kit_config(config, hidden)
-    files["pyproject.toml"] = kit.pyproject()
+    files["pyproject.toml"] = kit.pyproject(kit.course_packages(assignments))
     files["README.md"] = student_readme(assignments, hidden, hidden_key is not None, classroom).encode()
     workflow_path = WORKFLOWS[classroom]
     files[workflow_path] = workflow(assignments, classroom).encode()

@@ -49,13 +49,16 @@ from typing import Sequence
 
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, Config, load_config
 from grader.release import tree
-from grader.release.kit import INSTRUCTOR_ONLY_DEPENDENCIES, course_project, package_pyproject
+from grader.release.kit import INSTRUCTOR_ONLY_DEPENDENCIES, course_project, package_pyproject, with_packages
 from grader.version import __version__
 
 TORCH_VERSION = "2.13.0"  # the CPU wheel setup.sh installs; requirements.txt pins the same (a test checks)
 VENV = "/opt/attention-grader"  # setup.sh's virtual environment: outside /autograder/source, which holds the secrets
 RUNNER = Path(__file__).resolve().with_name("gradescope_run.py")
 MANIFEST = "autograder.json"
+# What a submission may import beyond the grader's own dependencies (README, "What a submission may
+# import"): matplotlib reaches the course environment through copydetect, which stays out of the bundle.
+SUBMISSION_DEPENDENCIES = ("matplotlib>=3.7",)
 EXECUTABLE = ("setup.sh", "run_autograder")
 
 
@@ -106,7 +109,7 @@ def autograder_files(config: Config, assignment: AssignmentConfig) -> dict[str, 
     """Every file of the zip, by path inside it (``/autograder/source/<path>`` on Gradescope)."""
     reference = tree.reference_paths([assignment])[assignment.id]
     files = tree.source_tree(config, [assignment], "grader gradescope")
-    files["pyproject.toml"] = pyproject()
+    files["pyproject.toml"] = pyproject(assignment.packages)
     files["setup.sh"] = setup_script(assignment, reference).encode()
     files["run_autograder"] = run_script(assignment).encode()
     files["gradescope_run.py"] = RUNNER.read_bytes()
@@ -116,16 +119,19 @@ def autograder_files(config: Config, assignment: AssignmentConfig) -> dict[str, 
     return files
 
 
-def pyproject() -> bytes:
+def pyproject(packages: Sequence[str] = ()) -> bytes:
     """The bundle's pyproject: the course grader's dependencies with torch pinned, a `grader` command.
 
-    grade-all's similarity report (copydetect) never runs on Gradescope, so it is left out.
+    grade-all's similarity report (copydetect) never runs on Gradescope, so it is left out, and
+    matplotlib, which it brought, is listed itself (``SUBMISSION_DEPENDENCIES``). ``packages``: the
+    assignment's extra packages (``packages:`` in assignments.yaml), which setup.sh's ``pip install -e``
+    then installs where submissions run.
     """
     deps = [f"torch=={TORCH_VERSION}" if _name(d) == "torch" else d for d in course_project()["dependencies"]
             if not d.startswith(INSTRUCTOR_ONLY_DEPENDENCIES)]
     return package_pyproject("attention-autograder-gradescope",
                              "The 'attention from scratch' autograder as Gradescope runs it (staff only: hidden checks)",
-                             deps)
+                             with_packages([*deps, *SUBMISSION_DEPENDENCIES], packages))
 
 
 def _name(requirement: str) -> str:

@@ -14,7 +14,7 @@ import json
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import yaml
 
@@ -159,12 +159,26 @@ def _check_entry(check: Any) -> Any:
     return check.points
 
 
-def pyproject() -> bytes:
-    """The kit's pyproject: the course grader's dependencies, its version, a `grader` command."""
+def pyproject(packages: Sequence[str] = ()) -> bytes:
+    """The kit's pyproject: the course grader's dependencies, its version, a `grader` command.
+
+    ``packages``: the course's extra packages (``course_packages``), so that ``pip install .``
+    (the student README, the CI workflows) installs what a submission may import.
+    """
     deps = [d for d in course_project()["dependencies"] if not d.startswith(INSTRUCTOR_ONLY_DEPENDENCIES)]
     return package_pyproject("attention-autograder-kit",
                              "Self-check for the 'attention from scratch' exercises: the visible checks only",
-                             deps + EXTRA_KIT_DEPENDENCIES, KIT_PACKAGE_DATA)
+                             with_packages(deps + EXTRA_KIT_DEPENDENCIES, packages), KIT_PACKAGE_DATA)
+
+
+def course_packages(assignments: Iterable[AssignmentConfig]) -> list[str]:
+    """The extra packages (``packages:`` in assignments.yaml) of these assignments, each once, in order."""
+    return list(dict.fromkeys(p for a in assignments for p in a.packages))
+
+
+def with_packages(dependencies: Sequence[str], packages: Sequence[str]) -> list[str]:
+    """``dependencies`` and then each of ``packages`` not already among them (pip takes a requirement once)."""
+    return list(dict.fromkeys([*dependencies, *packages]))
 
 
 def course_project() -> dict[str, Any]:

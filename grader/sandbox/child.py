@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 import torch
 
-from grader.sandbox import layers, protocol
+from grader.sandbox import layers, protocol, workspace
 
 MAX_TRACEBACK = 2000
 
@@ -44,6 +44,7 @@ def main(sock: socket.socket, out_fd: int, policy: layers.ChildPolicy, threads: 
             os.chdir(policy.scratch_dir)
         _trim_sys_path()
         active = layers.apply_layers(policy)
+        workspace.enter(policy.scratch_dir)  # after the layers: the folders go on the scratch tmpfs they mount
         torch.set_num_threads(max(1, threads))
         torch.backends.cuda.matmul.allow_tf32 = False  # GPU parity is judged at float32 tolerances
         torch.backends.cudnn.allow_tf32 = False
