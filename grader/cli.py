@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--watch", action="store_true", help="check again every time the file is saved (Ctrl-C stops)")
     c.add_argument("--out", type=Path, help="also write the (visible checks') JSON scorecard here")
     c.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's or the kit's)")
+    c.add_argument("-v", "--verbose", action="store_true",
+                   help="a notebook: list every demo statement not run when grading (by default, one line counts them)")
 
     r = sub.add_parser("release", help="course staff: build what students receive (exercises, notebooks, self-check kit)")
     r.add_argument("--out", type=Path, required=True, help="an empty folder, or an earlier release to update")
@@ -295,7 +297,7 @@ def _check(args: argparse.Namespace, server: WorkerServer) -> int:
                 card = grader.grade(args.submission)
                 if args.out:
                     scorecard.write(card, args.out)
-                sys.stdout.write(selfcheck.render(card, grader.hidden_checks))
+                sys.stdout.write(selfcheck.render(card, grader.hidden_checks, verbose=args.verbose))
                 sys.stdout.flush()
                 return EXIT_INTERNAL if card.grader_error else selfcheck.exit_code(card)
             return selfcheck.watch(args.submission, run_once) if args.watch else run_once()

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from grader.config import AssignmentConfig, Config
-from grader.export.text import notebook_lines
-from grader.scorecard import CheckResult, Scorecard
+from grader.notebook import matters
+from grader.scorecard import CheckResult, NotebookReport, Scorecard
 
 EXIT_ALL_PASSED, EXIT_SOME_FAILED = 0, 1
 MARK = {"passed": "✓", "failed": "✗", "error": "✗", "timeout": "✗", "skipped": "–"}
@@ -89,8 +89,12 @@ def _skip_note(gpu: int, other: int, gpu_words: str) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def render(card: Scorecard, hidden: int, width: int = 100) -> str:
-    """The student's table: exercise by exercise, ✓/✗ per check, what went wrong and a hint."""
+def render(card: Scorecard, hidden: int, width: int = 100, verbose: bool = False) -> str:
+    """The student's table: exercise by exercise, ✓/✗ per check, what went wrong and a hint.
+
+    ``verbose``: list every demo statement of a notebook that grading leaves out (else one line counts
+    them; cells that failed and statements the student's definitions need are always listed).
+    """
     lines = [f"grader check: {card.submission.file} (assignment {card.assignment})"]
     if card.grader_error:
         lines.append(f"The checks could not run (not your fault): {card.grader_error}")
@@ -108,10 +112,34 @@ def render(card: Scorecard, hidden: int, width: int = 100) -> str:
             if c.status != "passed" and c.message:
                 lines += textwrap.wrap(c.message, width - 8, initial_indent="        ", subsequent_indent="        ")
     if card.notebook is not None:
-        lines += notebook_lines(card.notebook, width)
+        lines += notebook_lines(card.notebook, width, verbose)
     lines.append("")
     lines += summary(card, hidden).lines()
     return "\n".join(lines) + "\n"
+
+
+def notebook_lines(nb: NotebookReport, width: int, verbose: bool = False) -> list[str]:
+    """What of the notebook did not run: each failed cell and each statement the definitions need, one by
+    one (they cost points); the demo statements, which cost nothing, in one line unless ``verbose``."""
+    lines = [f"\nNotebook: {nb.cells} cells, {nb.code_cells} with code."]
+    for note in nb.failed:
+        lines += textwrap.wrap(f"cell {note.cell}, line {note.line}: {note.reason} ({note.code})", width - 4,
+                               initial_indent="  ✗ ", subsequent_indent="    ")
+    important = [n for n in nb.dropped if matters(n)]
+    demos = [n for n in nb.dropped if not matters(n)]
+    for note in important + (demos if verbose else []):
+        mark = "✗" if matters(note) else "-"
+        lines += textwrap.wrap(f"cell {note.cell}, line {note.line}: `{note.code}` - {note.reason}", width - 4,
+                               initial_indent=f"  {mark} ", subsequent_indent="    ")
+    if demos and not verbose:
+        cells = len({n.cell for n in demos})
+        lines.append(f"  {_count(len(demos), 'demo statement')} in {_count(cells, 'cell')} "
+                     f"{'is' if len(demos) == 1 else 'are'} not run when grading; `grader check -v` lists them.")
+    return lines
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def friendly_name(check: CheckResult) -> str:

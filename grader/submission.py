@@ -22,11 +22,16 @@ from pathlib import Path
 from grader import notebook
 from grader.scorecard import NotebookReport
 
-MAX_SUBMISSION_BYTES = 5 * 1024 * 1024
+MAX_SUBMISSION_BYTES = 5 * 1024 * 1024  # the code: a .py file, or a notebook's code cells
+MAX_NOTEBOOK_FILE_BYTES = 64 * 1024 * 1024  # a notebook file, saved outputs included: only so memory is safe
 
 
 class UnreadableSubmission(Exception):
-    """The file could not be read from disk at all (a grader-side failure)."""
+    """The file could not be read, or not graded at all (the caller reports it: not a grade of 0)."""
+
+
+class SubmissionTooLarge(UnreadableSubmission):
+    """The code (or a notebook file, outputs included) is over its size limit: not graded, said why."""
 
 
 @dataclass(frozen=True)
@@ -57,24 +62,27 @@ class Submission:
 
 
 def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) -> Submission:
-    """Read ``path`` (.py or .ipynb) into a Submission; never raises for bad *content*."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise UnreadableSubmission(f"cannot read {path}: {exc.strerror or exc}") from None
+    """Read ``path`` (.py or .ipynb) into a Submission; never raises for bad *content*.
+
+    Raises UnreadableSubmission when the file cannot be read, and its SubmissionTooLarge when the code
+    is over MAX_SUBMISSION_BYTES (a notebook's code cells; its outputs do not count): the caller says
+    why instead of grading it (``grader grade``: exit 2; ``grade-all``: an error row).
+    """
+    is_notebook = path.suffix == ".ipynb"
+    raw = _read_capped(path, MAX_NOTEBOOK_FILE_BYTES if is_notebook else MAX_SUBMISSION_BYTES)
     digest = hashlib.sha256(raw).hexdigest()
     base = {"path": path, "filename": path.name, "sha256": digest}
-    if len(raw) > MAX_SUBMISSION_BYTES:
-        return Submission(**base, source="", problem=f"the file is {len(raw) // 1024} KiB; the limit is {MAX_SUBMISSION_BYTES // 1024} KiB")
     # A notebook is JSON, always UTF-8; a .py file is read as Python reads it (PEP 263 coding line).
-    text, problem = decode_json_text(raw) if path.suffix == ".ipynb" else decode_python_source(raw)
+    text, problem = decode_json_text(raw) if is_notebook else decode_python_source(raw)
     if text is None:
         return Submission(**base, source="", problem=problem)
-    if path.suffix == ".ipynb":
+    if is_notebook:
         try:
-            text, base["notebook"] = notebook.extract(text)
+            nb = notebook.read(text)
         except notebook.NotebookError as exc:
             return Submission(**base, source="", problem=str(exc))
+        _check_code_size(path, notebook.code_bytes(nb))
+        text, base["notebook"] = notebook.extract_notebook(nb)
         if not text.strip():
             return Submission(**base, source=text, problem="the notebook defines nothing that can be graded")
     if not text.strip():
@@ -99,6 +107,39 @@ def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) 
         flags=tuple(find_names(tree, flagged_calls)),
         tree=tree,
     )
+
+
+def _read_capped(path: Path, cap: int) -> bytes:
+    """The file's bytes, reading at most ``cap + 1`` of them, so a giant file cannot exhaust memory.
+
+    Over ``cap`` is SubmissionTooLarge: a .py file's cap is the code limit itself; a notebook's is
+    generous, because saved outputs (plots as base64 PNG) do not count and its code is measured after
+    it is read (``_check_code_size``).
+    """
+    try:
+        with path.open("rb") as f:
+            raw = f.read(cap + 1)
+    except OSError as exc:
+        raise UnreadableSubmission(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) <= cap:
+        return raw
+    if path.suffix == ".ipynb":
+        raise SubmissionTooLarge(f"{path.name} is over {_size(cap)} with its saved outputs, too large to read; "
+                                 "clear its outputs (Kernel > Restart & Clear Output), save it and submit it again")
+    raise SubmissionTooLarge(f"{path.name} is over {_size(cap)}, the limit for a submission's code; "
+                             "submit only your own code, without data pasted into it")
+
+
+def _check_code_size(path: Path, size: int) -> None:
+    """A notebook's code cells together are held to the code limit; its saved outputs do not count."""
+    if size > MAX_SUBMISSION_BYTES:
+        raise SubmissionTooLarge(f"the code cells of {path.name} hold {_size(size)} of code; the limit is "
+                                 f"{_size(MAX_SUBMISSION_BYTES)} (saved outputs do not count); "
+                                 "submit only your own code, without data pasted into it")
+
+
+def _size(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB" if n >= 1024 * 1024 else f"{max(n // 1024, 1)} KiB"
 
 
 # PEP 263: a comment in line 1 or 2 whose text matches this names the file's encoding.

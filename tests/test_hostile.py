@@ -54,6 +54,7 @@ import yaml
 
 from grader import api, scorecard
 from grader.sandbox.client import WorkerServer
+from grader.submission import SubmissionTooLarge
 from grader.scorecard import Scorecard
 from tests.corpus_cases import ROOT, CorpusCase, corpus
 
@@ -237,7 +238,7 @@ def assert_expectation(card: Scorecard, header: dict[str, str]) -> None:
         assert header["status"] in statuses, f"no check ended with status {header['status']!r}: {sorted(statuses)}"
     if "message" in header:
         pattern = re.compile(header["message"], re.IGNORECASE)
-        messages = [c.message for c in card.checks if c.status != "passed"]
+        messages = [c.message for c in card.checks if c.status != "passed"] + ([card.problem] if card.problem else [])
         assert any(pattern.search(m) for m in messages), (
             f"no message matches {header['message']!r}; messages: {sorted(set(messages))[:5]}"
         )
@@ -362,7 +363,7 @@ def test_hostile_submission(server: WorkerServer, hostile_config: Path, graders:
 
 def test_huge_file_is_refused_without_running_it(server: WorkerServer, hostile_config: Path,
                                                  graders: dict[str, api.Grader], tmp_path: Path):
-    """A 10 MB submission: graded, every check failed with the size in the message; never sent to a worker."""
+    """A 10 MB submission is over the code limit: not graded (never a graded 0), one reason, never sent to a worker."""
     path = tmp_path / "attention.py"
     line = "x = 1  # " + "padding " * 12 + "\n"
     with path.open("w", encoding="utf-8") as fh:
@@ -370,10 +371,9 @@ def test_huge_file_is_refused_without_running_it(server: WorkerServer, hostile_c
         fh.write(line * (10 * 1024 * 1024 // len(line) + 1))
     assert path.stat().st_size >= 10 * 1024 * 1024
     before = descendants(os.getpid())
-    card = grade_hostile(graders, server, hostile_config, path, "attention")
-    assert card.score == 0 and card.max_score > 0
-    assert all(c.status == "failed" and "KiB" in c.message for c in card.checks if c.status != "skipped"), card.checks[0]
-    assert card.submission.sha256 and card.submission.file == "attention.py"
+    with pytest.raises(SubmissionTooLarge, match="MiB, the limit for a submission's code") as refused:
+        grade_hostile(graders, server, hostile_config, path, "attention")
+    assert "\n" not in str(refused.value)
     assert_server_healthy(server)
     assert_no_leftover_processes(server, before)
 
@@ -385,7 +385,8 @@ def test_empty_file_is_graded_zero(server: WorkerServer, hostile_config: Path, g
     path.write_bytes(content)
     card = grade_hostile(graders, server, hostile_config, path, "attention")
     assert card.score == 0 and card.max_score > 0
-    assert all("empty" in c.message for c in card.checks if c.status != "skipped"), card.checks[0].message
+    assert card.problem and "empty" in card.problem  # said once; every check refers to it
+    assert all("could not be loaded (see the problem above)" in c.message for c in card.checks if c.status != "skipped"), card.checks[0].message
 
 
 def test_forgery_and_fork_cases_check_the_card_and_the_processes():

@@ -112,3 +112,42 @@ def _read_until(proc: subprocess.Popen, marker: str, timeout: float = 120) -> st
         if line.startswith(marker):
             return "".join(lines)
     raise AssertionError(f"no {marker!r} within {timeout} s")
+
+
+def _student_notebook(path: Path) -> Path:
+    """The reference as a notebook with 12 demo cells (4 statements each) and one cell with a syntax error."""
+    import nbformat
+
+    demo = "q = torch.randn(2, 5, 8)\nout, w = attention(q, q, q)\nprint(out.shape)\nassert w.shape == (2, 5, 5)"
+    cells = [nbformat.v4.new_code_cell(REFERENCE)] + [nbformat.v4.new_code_cell(demo) for _ in range(12)]
+    cells.append(nbformat.v4.new_code_cell("def broken(:\n    pass"))
+    path.write_text(nbformat.writes(nbformat.v4.new_notebook(cells=cells)), encoding="utf-8")
+    return path
+
+
+def test_a_notebooks_demo_statements_are_one_line_unless_verbose(tmp_path: Path) -> None:
+    nb = _student_notebook(tmp_path / "attention.ipynb")
+    quiet = run_check(str(nb), cwd=tmp_path)
+    assert quiet.returncode == 0, quiet.stderr
+    assert ("  48 demo statements in 12 cells are not run when grading; `grader check -v` lists them."
+            in quiet.stdout.splitlines())
+    assert "print(out.shape)" not in quiet.stdout
+    assert "cell 14, line 1: syntax error" in quiet.stdout  # a cell that failed is always listed
+    section = quiet.stdout.split("\nNotebook: ", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert len(section) <= 4 and "demo code" not in quiet.stdout  # the header, the failed cell (wrapped), one line
+    verbose = run_check(str(nb), "-v", cwd=tmp_path)
+    assert verbose.returncode == 0, verbose.stderr
+    assert verbose.stdout.count("print(out.shape)") == 12 and "grader check -v" not in verbose.stdout
+    assert "  - cell 2, line 1: `q = torch.randn(2, 5, 8)` - demo code: `q` is used by none of" in verbose.stdout
+
+
+def test_a_dropped_statement_a_function_needs_is_always_listed() -> None:
+    from grader.scorecard import CellNote, NotebookReport
+
+    needed = CellNote(3, 1, "scale = float(input())", "asks for input (`input()`), which nobody types when "
+                      "grading; your function `f` uses `scale`, so it fails when called")
+    demo = CellNote(4, 1, "print(1)", "demo code: a call of `print`, not run when grading")
+    lines = selfcheck.notebook_lines(NotebookReport(4, 4, (needed, demo)), 200)
+    assert lines[1] == ("  ✗ cell 3, line 1: `scale = float(input())` - asks for input (`input()`), which nobody "
+                        "types when grading; your function `f` uses `scale`, so it fails when called")
+    assert lines[2] == "  1 demo statement in 1 cell is not run when grading; `grader check -v` lists them."

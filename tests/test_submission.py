@@ -10,7 +10,16 @@ import sys
 
 import pytest
 
-from grader.submission import decode_python_source, defined_names, forbidden_in, load_submission
+import base64
+import csv
+import os
+from pathlib import Path
+
+import nbformat
+
+from grader import submission
+from grader.submission import (MAX_SUBMISSION_BYTES, SubmissionTooLarge, decode_python_source, defined_names,
+                               forbidden_in, load_submission)
 from tests.conftest import ROOT
 
 FORBIDDEN = frozenset({"softmax", "log_softmax", "Softmax", "LogSoftmax"})
@@ -116,7 +125,8 @@ def test_a_non_utf8_file_without_a_coding_line_is_graded_with_a_message(grade):
     card = grade(_latin1_reference().replace(CODING_LINE.encode(), b"", 1), "attention")
     graded = [c for c in card.checks if c.status != "skipped"]
     assert card.score == 0 and card.max_score > 0 and card.grader_error is None
-    assert graded and all(c.status == "failed" and "not UTF-8" in c.message for c in graded)
+    assert card.problem and "not UTF-8" in card.problem  # said once; every check refers to it
+    assert graded and all(c.status == "failed" and "could not be loaded (see the problem above)" in c.message for c in graded)
 
 
 def test_an_unknown_codec_is_graded_with_a_message_and_exit_0(tmp_path):
@@ -130,4 +140,82 @@ def test_an_unknown_codec_is_graded_with_a_message_and_exit_0(tmp_path):
     card = json.loads(out.read_text())
     graded = [c for c in card["checks"] if c["status"] != "skipped"]
     assert card["score"] == 0 and card["max_score"] > 0
-    assert graded and all(c["status"] == "failed" and "'klingon'" in c["message"] for c in graded)
+    assert "'klingon'" in card["problem"]  # said once; every check refers to it
+    assert graded and all(c["status"] == "failed" and "could not be loaded (see the problem above)" in c["message"] for c in graded)
+
+
+# ------------------------------------------------------------------ size limits: the code, not the outputs
+
+
+REFERENCE = (ROOT / "solutions/attention.py").read_text(encoding="utf-8")
+
+
+def _notebook_with_outputs(path: Path, output_bytes: int, extra_code: str = "") -> Path:
+    """The reference as a notebook with ``output_bytes`` of saved plots (base64 PNG in display_data)."""
+    cells = [nbformat.v4.new_code_cell(REFERENCE)]
+    png = base64.b64encode(os.urandom(output_bytes)).decode("ascii")
+    cells.append(nbformat.v4.new_code_cell("import matplotlib.pyplot as plt\nplt.show()" + extra_code, outputs=[
+        nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"})]))
+    path.write_text(nbformat.writes(nbformat.v4.new_notebook(cells=cells)), encoding="utf-8")
+    return path
+
+
+def test_saved_outputs_do_not_count_towards_the_size_limit(tmp_path: Path) -> None:
+    path = _notebook_with_outputs(tmp_path / "attention.ipynb", 6 * 1024 * 1024)
+    assert path.stat().st_size > MAX_SUBMISSION_BYTES
+    sub = load_submission(path)
+    assert sub.problem is None and "def attention(" in sub.source
+
+
+def test_a_notebook_with_too_much_code_is_refused_with_its_reason(tmp_path: Path) -> None:
+    pasted = "\n# " + "x" * (MAX_SUBMISSION_BYTES + 10)  # data pasted into a code cell counts
+    path = _notebook_with_outputs(tmp_path / "attention.ipynb", 1024, extra_code=pasted)
+    with pytest.raises(SubmissionTooLarge, match=r"the code cells of attention.ipynb hold 5.0 MiB of code; "
+                                                 r"the limit is 5.0 MiB \(saved outputs do not count\)"):
+        load_submission(path)
+
+
+def test_a_python_file_over_the_limit_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    path = tmp_path / "attention.py"
+    path.write_text(REFERENCE + "\n# " + "x" * MAX_SUBMISSION_BYTES, encoding="utf-8")
+    with pytest.raises(SubmissionTooLarge, match="attention.py is over 5.0 MiB, the limit for a submission's code"):
+        load_submission(path)
+
+
+def test_a_giant_notebook_file_is_refused_before_it_is_parsed(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(submission, "MAX_NOTEBOOK_FILE_BYTES", 1024 * 1024)
+    path = _notebook_with_outputs(tmp_path / "attention.ipynb", 2 * 1024 * 1024)
+    with pytest.raises(SubmissionTooLarge, match=r"clear its outputs \(Kernel > Restart & Clear Output\)"):
+        load_submission(path)
+
+
+def test_grader_grade_reports_a_file_over_the_limit_in_one_line_and_exits_2(tmp_path: Path) -> None:
+    sub = tmp_path / "attention.py"
+    sub.write_text(REFERENCE + "\n# " + "x" * MAX_SUBMISSION_BYTES, encoding="utf-8")
+    out = tmp_path / "card.json"
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade", str(sub), "--assignment", "attention",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.splitlines() == [
+        "grader: attention.py is over 5.0 MiB, the limit for a submission's code; "
+        "submit only your own code, without data pasted into it"]
+    assert not out.exists()  # no card: it was not graded, not even as 0
+
+
+def test_grade_all_gives_a_file_over_the_limit_an_error_row_and_grades_big_outputs(tmp_path: Path) -> None:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "huge.py").write_text(REFERENCE + "\n# " + "x" * MAX_SUBMISSION_BYTES, encoding="utf-8")
+    _notebook_with_outputs(klass / "plots.ipynb", 6 * 1024 * 1024)
+    out = tmp_path / "graded"
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(klass), "--assignment", "attention",
+                           "--out", str(out), "--jobs", "1", "--progress", "lines"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    with (out / "gradebook.csv").open(newline="", encoding="utf-8") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert rows["huge"]["status"] == "error" and rows["huge"]["score"] == ""
+    assert rows["huge"]["message"].startswith("huge.py is over 5.0 MiB, the limit for a submission's code")
+    assert not (out / "cards" / "huge.json").exists()
+    assert rows["plots"]["status"] == "graded" and float(rows["plots"]["score"]) == float(rows["plots"]["max_score"]) > 0
+    assert "error: huge: huge.py is over 5.0 MiB" in proc.stderr
