@@ -216,6 +216,23 @@ def test_dropout_active_in_training_mode(student, spec):
     )
 
 
+def test_no_dropout_at_rate_zero_in_training_mode(student, spec):
+    """The dropout argument is the rate: built with dropout=0.0, the module in training mode computes what it
+    computes in eval mode. A rate fixed in the code (``F.dropout(w, 0.1, ...)``, or ``nn.Dropout()``, whose
+    default drops half) drops anyway. The student is compared with itself, so wrong values elsewhere do not fail here."""
+    x = x_of(T, seed=75)
+    what = f"`{spec.cls}(..., dropout=0.0)`"
+    facts = spec.probe(student, dropout=0.0, params=spec.params(), mode="train", inputs=[x])
+    (train,) = _outputs(facts, what, 1)
+    (plain,) = _outputs(spec.probe(student, dropout=0.0, params=spec.params(), mode="eval", inputs=[x]), what, 1)
+    skip_if_nonfinite([train, plain], f"{what} output", ["x in training mode", "x in eval mode"], "the dropout rate")
+    fixed = {n: p for n, p in (facts.get("dropout") or {}).items() if p != 0.0}
+    seen = f" It holds {', '.join(f'{n} with p={p:g}' for n, p in sorted(fixed.items())[:2])}." if fixed else ""
+    h.expect_close(train, plain, f"{what} in training mode compared with the same module in eval mode", torch.float32,
+                   f"With dropout=0.0 nothing may be dropped, in training mode too.{seen} Use the `dropout` argument as "
+                   "the rate (nn.Dropout(dropout)), not a fixed number; nn.Dropout() alone drops half.")
+
+
 def test_tril_is_built_at_context_length(student, spec):
     """A tril sized by a fixed block size (``torch.ones(8, 8)``, a module constant) is right at the
     usual context_length 8 and crashes on any input longer than that block. Built at context_length

@@ -8,9 +8,10 @@ rewriting (active when the project's own tests grade in-process) would append it
 from __future__ import annotations
 
 import pytest
+import torch
 
 from grader.checks import helpers as h
-from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, N_HEADS, T, ModuleSpec, x_of
+from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, N_HEADS, T, ModuleSpec, skip_if_nonfinite, x_of
 from grader.sandbox.errors import StudentError
 
 pytestmark = pytest.mark.exercise("MultiHeadAttention")
@@ -87,4 +88,57 @@ def test_dropout_after_the_projection_in_training_mode(student, reference):
         f"`MultiHeadAttention` in training mode with dropout=0.5 sets {zeros} of its {out.numel()} output entries "
         "to 0; dropout after the projection should zero about half of them. The contract applies dropout to "
         "proj's output too (pass proj's result through an nn.Dropout), not only to the heads' weights."
+    )
+
+
+def _moved_beyond_output_dropout(train: torch.Tensor, plain: torch.Tensor) -> float:
+    """How far ``train`` is from one multiple of ``plain`` on the entries it kept, relative to its largest entry.
+
+    Dropout on proj's output zeroes some entries and scales the others by one factor, 1 / (1 - p);
+    if nothing inside the heads changed, every kept entry is that factor times the plain output.
+    Attention weights dropped inside the heads move the kept entries apart. 0 when nothing moved.
+    """
+    kept = train != 0
+    t, p = train[kept].double(), plain[kept].double()
+    if not t.numel() or not float(p @ p):
+        return 0.0
+    factor = (t @ p) / (p @ p)
+    return ((t - factor * p).abs().max() / t.abs().max()).item()
+
+
+def test_dropout_reaches_the_heads(student, reference):
+    """The heads are built with the module's own dropout: in training mode with dropout=0.5 the heads drop
+    attention weights, which moves the output in a way the dropout after ``proj`` cannot (that one only
+    zeroes entries and scales the rest by one factor). The student is compared with itself: the same
+    weights in eval mode with dropout=0.0. Where the student's own SelfAttentionHead never drops, whether
+    the rate is passed on cannot be seen, and the check is inconclusive (the head's checks report it)."""
+    x = x_of(T, seed=87)
+    params = ModuleSpec("MultiHeadAttention", (D_MODEL, N_HEADS, CTX), reference).params()
+    what = "`MultiHeadAttention`"
+    facts = student.probe("MultiHeadAttention", D_MODEL, N_HEADS, CTX, 0.5, params=params, mode="train", inputs=[x])
+    train = h.as_tensor((facts.get("outputs") or [None])[0], f"{what} forward")
+    plain = h.as_tensor((student.probe("MultiHeadAttention", D_MODEL, N_HEADS, CTX, 0.0, params=params, mode="eval",
+                                       inputs=[x]).get("outputs") or [None])[0], f"{what} forward")
+    h.expect_shape(train, (B, T, D_MODEL), f"{what} output for x {B}x{T}x{D_MODEL}")
+    h.expect_shape(plain, (B, T, D_MODEL), f"{what} output for x {B}x{T}x{D_MODEL}")
+    skip_if_nonfinite([train, plain], f"{what} output", ["x in training mode (dropout=0.5)", "x in eval mode (dropout=0.0)"],
+                      "the heads' dropout")
+    moved = _moved_beyond_output_dropout(train, plain)
+    if moved > 1e-4:
+        return
+    d_head = D_MODEL // N_HEADS
+    head = [h.as_tensor((student.probe("SelfAttentionHead", D_MODEL, d_head, CTX, rate, mode=mode, inputs=[x])
+                         .get("outputs") or [None])[0], "`SelfAttentionHead` forward") for rate, mode in ((0.5, "train"),
+                                                                                                          (0.0, "eval"))]
+    if head[0].shape == head[1].shape and torch.allclose(head[0].double(), head[1].double(), atol=1e-6):
+        pytest.skip(f"your SelfAttentionHead({D_MODEL}, {d_head}, {CTX}, dropout=0.5) drops nothing in training mode "
+                    "(its own dropout checks report that), so whether `MultiHeadAttention` passes its dropout on to "
+                    "the heads cannot be seen; not counted here")
+    rates = {n: p for n, p in (facts.get("dropout") or {}).items() if n.startswith("heads.")}
+    seen = f" (its heads hold {', '.join(f'{n} with p={p:g}' for n, p in sorted(rates.items())[:2])})" if rates else ""
+    raise AssertionError(
+        f"`MultiHeadAttention(d_model, n_heads, context_length, dropout=0.5)` in training mode drops no attention "
+        f"weights in its heads{seen}: apart from the dropout after proj, its output is the eval-mode output (the kept "
+        f"entries are one multiple of it, to within {moved:.2g}). The contract builds every head with the module's dropout: "
+        "SelfAttentionHead(d_model, d_model // n_heads, context_length, dropout), passing dropout on."
     )
