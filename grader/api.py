@@ -15,6 +15,7 @@ import platform
 import tempfile
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -25,6 +26,7 @@ from grader import checking, figures, scoring
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
 from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
+from grader.sandbox.errors import LoadFailed
 from grader.sandbox.proxy import StudentProxy
 from grader.scorecard import Scorecard
 from grader.submission import Submission, load_submission
@@ -93,7 +95,8 @@ class Grader:
 
     def grade(self, path: Path) -> Scorecard:
         """Grade one submission file. Raises only for what the CLI reports as exit 2:
-        UnreadableSubmission and StrictModeRefused; every other failure becomes a
+        UnreadableSubmission (its SubmissionTooLarge included: code over the size limit, which is
+        reported with its reason, never graded 0) and StrictModeRefused; every other failure becomes a
         card with ``grader_error``.
         """
         submission = load_submission(Path(path), flagged_calls=self.assignment.flagged_calls)
@@ -105,9 +108,11 @@ class Grader:
         graded_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         env = environment(self.cuda)
         if submission.problem:
-            checks = scoring.problem_results(assignment, f"your file could not be graded: {submission.problem}", self.cuda)
-            return scoring.build_scorecard(assignment, submission, checks, env, graded_at=graded_at,
+            checks = scoring.problem_results(assignment, scoring.FILE_PROBLEM_REFERENCE, self.cuda,
+                                             collected=self._judge.collected())
+            card = scoring.build_scorecard(assignment, submission, checks, env, graded_at=graded_at,
                                            duration_s=time.monotonic() - started)
+            return replace(card, problem=f"your file could not be graded: {submission.problem}")
         worker = None
         try:
             with tempfile.TemporaryDirectory(prefix="grader-scratch-") as scratch:
@@ -121,13 +126,18 @@ class Grader:
                 pictures = self._figures(student, worker)
                 worker.close()  # before reading the output, so all of it is in
                 checks = scoring.check_results(outcomes, assignment)
-                return scoring.build_scorecard(assignment, submission, checks, env, output=worker.output_text(),
+                problem = _load_problem(worker)
+                checks = scoring.file_problem_results(checks, problem) if problem else checks
+                problem = problem or scoring.not_attempted_problem(checks)
+                card = scoring.build_scorecard(assignment, submission, checks, env, output=worker.output_text(),
                                                graded_at=graded_at, duration_s=time.monotonic() - started,
                                                figures=pictures)
+                return replace(card, problem=problem, diagnoses=scoring.exercise_diagnoses(checks, outcomes))
         except StrictModeRefused:
             raise
         except Exception as exc:  # noqa: BLE001 - the grader's own crash still yields a (non-grade) card
-            return error_card(assignment, submission, exc, env, self.cuda, graded_at, time.monotonic() - started)
+            return error_card(assignment, submission, exc, env, self.cuda, graded_at, time.monotonic() - started,
+                              collected=self._judge.collected(timeout=0.0))
         finally:
             if worker is not None:
                 worker.close()
@@ -176,12 +186,21 @@ def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
 
 
 def error_card(assignment: AssignmentConfig, submission: Submission, exc: BaseException, env: dict[str, Any],
-               cuda: bool, graded_at: str = "", duration_s: float = 0.0) -> Scorecard:
+               cuda: bool, graded_at: str = "", duration_s: float = 0.0,
+               collected: list[checking.CollectedCheck] | None = None) -> Scorecard:
     """A valid card that says the grader failed: no check counts as passed."""
-    checks = scoring.problem_results(assignment, "not graded: the grader itself failed", cuda, "error")
+    checks = scoring.problem_results(assignment, "not graded: the grader itself failed", cuda, "error", collected)
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     return scoring.build_scorecard(assignment, submission, checks, env, grader_error=detail,
                                    graded_at=graded_at, duration_s=duration_s)
+
+
+def _load_problem(worker: SubmissionWorker) -> str | None:
+    """The message every check got when the file failed at import (``LoadFailed``), as the checks
+    carry it; the card says it once (``Scorecard.problem``)."""
+    if worker.load_error is None:
+        return None
+    return checking.clip(LoadFailed(worker.load_error).student_message())
 
 
 def _enforce_strict(strict: bool, active: dict[str, str]) -> None:
@@ -191,10 +210,18 @@ def _enforce_strict(strict: bool, active: dict[str, str]) -> None:
 
 
 def environment(cuda: bool) -> dict[str, Any]:
-    return {
+    """What graded the card. Without CUDA it says once that the GPU-only checks were not run here:
+    they are skipped on every card alike, not a note under each of them."""
+    env: dict[str, Any] = {
         "grader": __version__,
         "python": platform.python_version(),
         "torch": torch.__version__,
         "cuda": cuda,
         "platform": platform.system().lower(),
     }
+    if not cuda:
+        env["not_checked"] = NOT_CHECKED_WITHOUT_CUDA
+    return env
+
+
+NOT_CHECKED_WITHOUT_CUDA = "GPU-only checks (CPU/CUDA parity) were not run: this machine has no CUDA device"

@@ -50,6 +50,7 @@ class Outcome:
     message: str
     duration_s: float
     diagnosis: Diagnosis | None = None
+    diagnosis_text: str = ""  # the sentence naming it, said once per exercise on the card (``scoring.exercise_diagnoses``)
     matches: tuple[Mistake, ...] = ()  # catalogued mistakes its answers match, before they are settled per card
     requests: tuple[tuple[dict, dict], ...] = ()  # what it asked of the student, kept until the card is settled
 
@@ -151,10 +152,11 @@ class GraderPlugin:
             marker = item.get_closest_marker("exercise")
             item.user_properties.append(("exercise", marker.args[0] if marker else ""))
             if report.skipped:
-                item.user_properties.append(("verdict", {"status": "skipped", "message": _skip_reason(report)}))
+                item.user_properties.append(("verdict", self._judged(item, {"status": "skipped",
+                                                                            "message": _skip_reason(report)})))
         if report.when != "call":
             return
-        verdict = _verdict(report, call, dict(item.user_properties))
+        verdict = self._judged(item, _verdict(report, call, dict(item.user_properties)))
         exc = call.excinfo.value if call.excinfo else None
         if verdict["status"] in ("failed", "error") and isinstance(exc, (AssertionError, StudentError)):
             verdict["matches"] = self._matches(dict(item.user_properties).get("exercise", ""))
@@ -162,11 +164,53 @@ class GraderPlugin:
             verdict["requests"] = tuple(self.context.student.recorded())  # settling the card may replay them
         item.user_properties.append(("verdict", verdict))
 
+    def _judged(self, item: pytest.Item, verdict: dict[str, Any]) -> dict[str, Any]:
+        """Only a GPU-only check on a machine without CUDA may stay ``skipped``; any other skip fails.
+
+        A check that skips could not be judged (NaN in the student's output, no row that is a
+        distribution...): that is about this submission, so it must not leave the total the way a
+        skip with ``skipped_points: drop`` would. It fails with the reason and keeps its points
+        possible, so every card of an assignment has the same total.
+        """
+        if verdict["status"] != "skipped":
+            return verdict
+        cfg = self._assignment.check(_exercise_of(item), _test_name(item))
+        if cfg is not None and cfg.requires_cuda and not self._cuda:
+            return {"status": "skipped", "message": NO_CUDA_MESSAGE}
+        return {"status": "failed", "message": clip(unjudged_message(verdict["message"]))}
+
     def _matches(self, exercise: str) -> tuple[Mistake, ...]:
         """The known mistakes this failed check's answers match (``grader.diagnosis``); settled per card."""
         if self.diagnoser is None or self.context is None:
             return ()
         return tuple(self.diagnoser.matching(exercise, self.context.student.recorded()))
+
+
+NO_CUDA_MESSAGE = "no CUDA device on this machine: GPU-only check not run"
+UNJUDGED_PREFIX = "this check could not be judged, so it does not count as passed: "
+
+
+def unjudged_message(reason: str) -> str:
+    """A skip's reason as a failure: says that the property could not be judged, and why."""
+    return reason if reason.startswith(UNJUDGED_PREFIX) else UNJUDGED_PREFIX + reason
+
+
+def _exercise_of(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("exercise")
+    return str(marker.args[0]) if marker else ""
+
+
+def _test_name(item: pytest.Item) -> str:
+    return getattr(item, "originalname", None) or item.name.split("[", 1)[0]
+
+
+@dataclass(frozen=True)
+class CollectedCheck:
+    """One collected hidden check: a row of every card of the assignment, whatever the file."""
+
+    test: str  # function name, the key in assignments.yaml
+    check_id: str  # function name plus parameters
+    exercise: str
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -187,18 +231,19 @@ def _verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> d
     if isinstance(exc, NotAttempted):
         return {"status": "failed", "message": "not attempted"}
     if isinstance(exc, StudentTimeout):
-        return {"status": "timeout", "message": _clip(exc.student_message())}
+        return {"status": "timeout", "message": clip(exc.student_message())}
     if isinstance(exc, StudentProblem):
-        return {"status": exc.status, "message": _clip(exc.student_message())}
+        return {"status": exc.status, "message": clip(exc.student_message())}
     if isinstance(exc, AssertionError):
-        return {"status": "failed", "message": _clip(str(exc).strip() or "the check failed")}
+        return {"status": "failed", "message": clip(str(exc).strip() or "the check failed")}
     if isinstance(exc, TapeMiss):
-        return {"status": "error", "message": _clip(f"the grader could not run this check: {exc}")}
+        return {"status": "error", "message": clip(f"the grader could not run this check: {exc}")}
     # A bug in a check itself, not in the submission: no points, and say so.
-    return {"status": "error", "message": _clip(f"internal check error ({type(exc).__name__}: {exc}); please report this")}
+    return {"status": "error", "message": clip(f"internal check error ({type(exc).__name__}: {exc}); please report this")}
 
 
-def _clip(text: str, limit: int = MAX_MESSAGE) -> str:
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """A message cut to what a card keeps."""
     limit = max(limit, 200)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -262,13 +307,18 @@ class Judge:
         self._collect_errors: list[str] = []
         self._durations: dict[str, float] = {}
         self._outcomes: list[Outcome] = []
+        self._collected: list[CollectedCheck] | None = None
+        self._collected_ready = threading.Event()  # set once collection ends, or the session does
         self._exit: int | None = None
         self._thread = threading.Thread(target=self._session, name="judge", daemon=True)
         if self._broken is None:
             self._thread.start()
 
     def _session(self) -> None:
-        self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
+        try:
+            self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
+        finally:
+            self._collected_ready.set()  # a session that never collected must not leave ``collected`` waiting
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -281,14 +331,29 @@ class Judge:
             return
         keep, drop = [], []
         for item in items:
-            marker = item.get_closest_marker("exercise")
-            name = getattr(item, "originalname", None) or item.name.split("[", 1)[0]
-            configured = self._assignment.check(marker.args[0] if marker else "", name) is not None
+            configured = self._assignment.check(_exercise_of(item), _test_name(item)) is not None
             (keep if configured else drop).append(item)
         self.deselected = len(drop)
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self._collect_errors:
+            self._collected = [CollectedCheck(_test_name(item), item.nodeid.rsplit("::", 1)[-1], _exercise_of(item))
+                               for item in session.items]
+        self._collected_ready.set()
+
+    def collected(self, timeout: float = 300.0) -> list[CollectedCheck] | None:
+        """The checks a grading runs, one per parameter, in run order; None when they could not be collected.
+
+        A file that cannot be run at all gets these rows too (``scoring.problem_results``), so its
+        card lists the same check ids and points possible as any other card of the assignment.
+        """
+        if self._broken is not None:
+            return None
+        self._collected_ready.wait(timeout)
+        return None if self._collected is None else list(self._collected)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -377,7 +442,11 @@ def _outcome(nodeid: str, props: dict[str, Any], duration: float) -> Outcome:
 
 
 def _with_diagnoses(outcomes: list[Outcome], diagnoser: Diagnoser | None) -> list[Outcome]:
-    """Settle the matched mistakes across the card, then name them in each message."""
+    """Settle the matched mistakes across the card, then name them on each failed check.
+
+    The sentence is kept beside the message, not appended to it: a mistake that fails 14 checks
+    is explained once, above its exercise's failed checks (``ExerciseDiagnosis``).
+    """
     if diagnoser is None:
         return outcomes
     settled = diagnoser.settle([CheckEvidence(o.exercise, o.status, o.matches, o.requests) for o in outcomes])
@@ -387,9 +456,7 @@ def _with_diagnoses(outcomes: list[Outcome], diagnoser: Diagnoser | None) -> lis
         if named is None:
             result.append(replace(outcome, matches=(), requests=()))
             continue
-        text = named[1]
-        message = _clip(f"{_clip(outcome.message, MAX_MESSAGE - len(text) - 1)}\n{text}")
-        result.append(replace(outcome, message=message, diagnosis=named[0], matches=(), requests=()))
+        result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1], matches=(), requests=()))
     return result
 
 

@@ -26,7 +26,7 @@ class Row:
     score: float | None = None  # None unless graded
     max_score: float | None = None
     exercises: tuple[tuple[str, float], ...] = ()  # (exercise, points got), in the assignment's order
-    message: str = ""  # why a row is an error or missing
+    message: str = ""  # why a row is an error or missing, or why a graded row scored 0 (``zero_reason``)
     card: str = ""  # the card's path relative to the batch folder ('' when none)
 
     def to_dict(self) -> dict[str, Any]:
@@ -55,4 +55,24 @@ def row_from_card(student: str, card: Scorecard, file: str, card_path: str) -> R
         return Row(student, "error", file, card.submission.sha256, message=f"grader error: {card.grader_error}",
                    card=card_path)
     return Row(student, "graded", file, card.submission.sha256, card.score, card.max_score,
-               exercise_scores(card), card=card_path)
+               exercise_scores(card), message=zero_reason(card) if card.score == 0 else "", card=card_path)
+
+
+FILE_PREFIXES = (("your file could not be graded: ", ""), ("your file could not be loaded: ", "could not load: "))
+REASON_CHARS = 200
+
+
+def zero_reason(card: Scorecard) -> str:
+    """Why a graded card scored 0, in a few words, so no zero in the gradebook is left unexplained:
+    the file-level problem (not attempted; syntax error at line L; could not load: ...) or else the
+    first failed check's message."""
+    if card.problem:
+        text = card.problem
+        for prefix, replacement in FILE_PREFIXES:
+            if text.startswith(prefix):
+                text = replacement + text.removeprefix(prefix)
+    else:
+        failed = next((c for c in card.checks if c.status not in ("passed", "skipped")), None)
+        text = f"no check passed; first: {failed.id}: {failed.message}" if failed else "no check passed"
+    line = " ".join(text.split())
+    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"

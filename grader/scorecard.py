@@ -18,8 +18,9 @@ import fastjsonschema
 
 from grader.files import write_atomically
 
-SCHEMA_VERSION = "1.3"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
-# 1.3: the optional `integrity` (``grader ci``: were the repository's protected files as released?)
+SCHEMA_VERSION = "1.4"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
+# 1.3: the optional `integrity` (``grader ci``: were the repository's protected files as released?);
+# 1.4: the optional `problem` (a file-level problem, said once) and `diagnoses` (one per exercise and mistake)
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 
@@ -46,6 +47,20 @@ class Diagnosis:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
         return cls(data["id"], data["title"], tuple(Mistake(m["id"], m["title"]) for m in data.get("also", ())))
+
+
+@dataclass(frozen=True)
+class ExerciseDiagnosis:
+    """A known mistake, said once for its exercise: the sentence a student reads, and the failed
+    checks whose outputs match it (their ``diagnosis`` names it too). Reports print the sentence
+    above the exercise's failed checks, which then refer to it, instead of under each of them."""
+
+    exercise: str
+    id: str
+    title: str
+    text: str
+    checks: tuple[str, ...]
+    also: tuple[Mistake, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,15 +139,22 @@ class Scorecard:
     notebook: NotebookReport | None = None  # only for .ipynb submissions
     figures: dict[str, Any] | None = None  # the HTML report's small tensors, from public inputs only
     integrity: Integrity | None = None  # only from ``grader ci``
+    problem: str | None = None  # why the file itself could not run (syntax, encoding, import...): said once
+    diagnoses: tuple[ExerciseDiagnosis, ...] = ()  # the known mistakes, once per exercise
     graded_at: str = ""
     duration_s: float = 0.0
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
         data = json.loads(json.dumps(asdict(self)))  # tuples -> lists: JSON-native, schema-checkable
-        for optional in ("grader_error", "notebook", "figures", "integrity"):
+        for optional in ("grader_error", "notebook", "figures", "integrity", "problem"):
             if data[optional] is None:
                 del data[optional]
+        if not data["diagnoses"]:
+            del data["diagnoses"]
+        for named in data.get("diagnoses", ()):
+            if not named["also"]:
+                del named["also"]
         if "integrity" in data and not data["integrity"]["files"]:
             del data["integrity"]["files"]
         for check in data["checks"]:
@@ -161,6 +183,8 @@ class Scorecard:
             notebook=_notebook(data.get("notebook")),
             figures=data.get("figures"),
             integrity=_integrity(data.get("integrity")),
+            problem=data.get("problem"),
+            diagnoses=tuple(_exercise_diagnosis(d) for d in data.get("diagnoses", ())),
             graded_at=data.get("graded_at", ""),
             duration_s=data.get("duration_s", 0.0),
             schema_version=data["schema_version"],
@@ -170,6 +194,11 @@ class Scorecard:
 def _check(data: dict[str, Any]) -> CheckResult:
     diagnosis = data.get("diagnosis")
     return CheckResult(**{**data, "diagnosis": Diagnosis.from_dict(diagnosis) if diagnosis else None})
+
+
+def _exercise_diagnosis(data: dict[str, Any]) -> ExerciseDiagnosis:
+    return ExerciseDiagnosis(data["exercise"], data["id"], data["title"], data["text"], tuple(data["checks"]),
+                             tuple(Mistake(m["id"], m["title"]) for m in data.get("also", ())))
 
 
 def _notebook(data: dict[str, Any] | None) -> NotebookReport | None:

@@ -9,17 +9,23 @@ stops grading rather than guessing its worth.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from dataclasses import replace
+from typing import Any, Sequence
 
-from grader.checking import ChecksBroken, Outcome
+from grader.checking import NO_CUDA_MESSAGE, ChecksBroken, CollectedCheck, Outcome
 from grader.config import AssignmentConfig, CheckConfig
-from grader.scorecard import CheckResult, Flag, Scorecard, SubmissionInfo
+from grader.scorecard import CheckResult, Diagnosis, ExerciseDiagnosis, Flag, Scorecard, SubmissionInfo
 from grader.submission import Submission
+
+
+FILE_PROBLEM_REFERENCE = "not run: your file could not be loaded (see the problem above)"
+NOT_ATTEMPTED = "not attempted"
 
 
 def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list[CheckResult]:
     """Attach points to outcomes; a parametrised check splits its points evenly."""
     shares = Counter((o.exercise, o.test) for o in outcomes)
+    ungated = _ungated(outcomes, assignment)
     results: list[CheckResult] = []
     for o in outcomes:
         cfg = assignment.check(o.exercise, o.test)
@@ -27,9 +33,12 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
             raise ChecksBroken(f"check {o.check_id} (exercise {o.exercise!r}) is not listed in assignments.yaml")
         share = cfg.points / shares[(o.exercise, o.test)]
         max_score = _skipped_max(assignment, cfg, share) if o.status == "skipped" else share
-        score = share if o.status == "passed" else 0.0
-        diagnosis = o.diagnosis if o.status in ("failed", "error") else None  # never on a passing (or skipped) check
-        results.append(CheckResult(o.check_id, o.exercise, o.status, _r(score), _r(max_score), o.message,
+        status, message = o.status, o.message
+        if status == "passed" and not cfg.gate and o.exercise in ungated:
+            status, message = "failed", ungated[o.exercise]
+        score = share if status == "passed" else 0.0
+        diagnosis = o.diagnosis if status in ("failed", "error") else None  # never on a passing (or skipped) check
+        results.append(CheckResult(o.check_id, o.exercise, status, _r(score), _r(max_score), message,
                                    cfg.visibility, o.duration_s, diagnosis))
     order = {ex.name: i for i, ex in enumerate(assignment.exercises)}
     results.sort(key=lambda r: order.get(r.exercise, len(order)))  # stable: collection order within an exercise
@@ -42,21 +51,82 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
     return results
 
 
-def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, status: str = "failed") -> list[CheckResult]:
+def _ungated(outcomes: list[Outcome], assignment: AssignmentConfig) -> dict[str, str]:
+    """Exercises whose gate check has no recorded pass, with the message their passing checks get instead.
+
+    Credit only for work done: a property check compares the student's code with itself, so code that
+    computes nothing (zeros, its input handed back) passes many of them. They count once the gate (its
+    output varies with its inputs the way the exercise needs, ``grader/checks/work.py``) passed; a gate
+    that did not run counts as not passed (fail closed).
+    """
+    passed = {(o.exercise, o.test) for o in outcomes if o.status == "passed"}
+    return {
+        ex.name: (f"not credited yet: `{ex.name}` looks like a placeholder, not computed from its inputs "
+                  f"(see {gate.name}); this property counts once it is")
+        for ex in assignment.exercises
+        for gate in ex.checks
+        if gate.gate and (ex.name, gate.name) not in passed
+    }
+
+
+def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, status: str = "failed",
+                    collected: Sequence[CollectedCheck] | None = None) -> list[CheckResult]:
     """Every check ``status`` with one message: for a file that cannot be run at all.
 
-    GPU-only checks are skipped where no CUDA exists, exactly as in a normal
-    grading, so max_score is the same whether or not the file could be run.
+    ``collected`` (``Judge.collected``): the checks a grading runs, one per parameter. With it the
+    card lists exactly the rows a normal grading lists (the same ids, points split the same way,
+    in the same order), so its total is every other card's. Without it (the checks could not be
+    collected: only a grader error card) there is one row per configured check.
+    GPU-only checks are skipped where no CUDA exists, exactly as in a normal grading.
     """
+    rows = list(collected) if collected is not None else [
+        CollectedCheck(c.name, c.name, ex.name) for ex in assignment.exercises for c in ex.checks]
+    rows = [r for r in rows if assignment.check(r.exercise, r.test) is not None]
+    shares = Counter((r.exercise, r.test) for r in rows)
+    order = {ex.name: i for i, ex in enumerate(assignment.exercises)}
+    rows.sort(key=lambda r: order.get(r.exercise, len(order)))  # stable, as check_results sorts
+    rows += [CollectedCheck(c.name, c.name, ex.name) for ex in assignment.exercises for c in ex.checks
+             if (ex.name, c.name) not in shares]  # a configured check no test serves: a row all the same
     results = []
-    for ex in assignment.exercises:
-        for c in ex.checks:
-            if c.requires_cuda and not cuda:
-                results.append(CheckResult(c.name, ex.name, "skipped", 0.0, _r(_skipped_max(assignment, c, c.points)),
-                                           "no CUDA device on the grading machine; GPU parity not checked", c.visibility))
-            else:
-                results.append(CheckResult(c.name, ex.name, status, 0.0, _r(c.points), message, c.visibility))
+    for r in rows:
+        c = assignment.check(r.exercise, r.test)
+        share = c.points / shares.get((r.exercise, r.test), 1)
+        if c.requires_cuda and not cuda:
+            results.append(CheckResult(r.check_id, r.exercise, "skipped", 0.0,
+                                       _r(_skipped_max(assignment, c, share)), NO_CUDA_MESSAGE, c.visibility))
+        else:
+            results.append(CheckResult(r.check_id, r.exercise, status, 0.0, _r(share), message, c.visibility))
     return results
+
+
+def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Outcome]) -> tuple[ExerciseDiagnosis, ...]:
+    """Each named mistake once per exercise, with the failed checks that show it, in card order.
+
+    The checks keep their own ``diagnosis`` (which mistake); the sentence that explains it is said
+    once here, so a report prints it above the exercise's failed checks and not under each one.
+    """
+    texts = {(o.exercise, o.diagnosis): o.diagnosis_text for o in outcomes if o.diagnosis and o.diagnosis_text}
+    found: dict[tuple[str, Diagnosis], list[str]] = {}
+    for c in checks:
+        if c.diagnosis is not None and (c.exercise, c.diagnosis) in texts:
+            found.setdefault((c.exercise, c.diagnosis), []).append(c.id)
+    return tuple(ExerciseDiagnosis(exercise, d.id, d.title, texts[(exercise, d)], tuple(ids), d.also)
+                 for (exercise, d), ids in found.items())
+
+
+def file_problem_results(checks: Sequence[CheckResult], problem: str) -> list[CheckResult]:
+    """Checks that failed only because the file could not be loaded: their message becomes a
+    reference to the card's ``problem``, which says the error once."""
+    return [replace(c, message=FILE_PROBLEM_REFERENCE) if c.status != "passed" and c.message == problem else c
+            for c in checks]
+
+
+def not_attempted_problem(checks: Sequence[CheckResult]) -> str | None:
+    """A file where no exercise was attempted (every check that ran says "not attempted") has one problem."""
+    ran = [c for c in checks if c.status != "skipped"]
+    if ran and all(c.status != "passed" and c.message == NOT_ATTEMPTED for c in ran):
+        return "not attempted: every function is still the stub (it raises NotImplementedError)"
+    return None
 
 
 def build_scorecard(assignment: AssignmentConfig, submission: Submission, checks: list[CheckResult],

@@ -168,6 +168,8 @@ def _failures(card: Mapping[str, Any]) -> list[tuple[tuple[str, ...], str]]:
     (a syntax error: the file could not run) counts once, as exercise and
     check ``*``. Otherwise one broken file would fill the top of the list.
     """
+    if card.get("problem"):  # the file itself could not run: the card says why once
+        return [(("*", "*", normalise_message(card["problem"])), card["problem"])]
     ran = [c for c in card["checks"] if c["status"] != "skipped"]
     if _one_message(ran):
         return [(("*", "*", normalise_message(ran[0]["message"])), ran[0]["message"])]

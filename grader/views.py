@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from grader.scorecard import CheckResult, Scorecard
+from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard
 
 VISIBLE = "visible"  # every other visibility (hidden, after_due_date, after_published) is masked
 HIDDEN_MESSAGE = "hidden check: its details are shown to course staff only"
@@ -33,7 +33,19 @@ def student_view(card: Scorecard) -> Scorecard:
             hidden += 1
             check = _masked(check, hidden)
         checks.append(check)
-    return replace(card, checks=tuple(checks), flags=())
+    return replace(card, checks=tuple(checks), flags=(), diagnoses=_visible_diagnoses(card))
+
+
+def _visible_diagnoses(card: Scorecard) -> tuple[ExerciseDiagnosis, ...]:
+    """A mistake said once for its exercise stays when a visible check shows it, and then names only
+    those; one that only hidden checks revealed goes, as their own diagnosis does."""
+    visible = {(c.exercise, c.id) for c in card.checks if not is_hidden(c)}  # ids repeat across exercises
+    kept = []
+    for named in card.diagnoses:
+        shown = tuple(i for i in named.checks if (named.exercise, i) in visible)
+        if shown:
+            kept.append(replace(named, checks=shown))
+    return tuple(kept)
 
 
 def is_hidden(check: CheckResult) -> bool:

@@ -165,8 +165,14 @@ def key(check: "CheckResult") -> str:
     return f"{check.exercise}::{check.id}"
 
 
+UNJUDGED = "could not be judged"  # a property check that met NaN/inf: no verdict on its property (helpers)
+
+
 def failing(check: "CheckResult") -> bool:
-    return check.status not in PASSING
+    """A check that says its property could not be judged (NaN/inf in the outputs) fails with 0 points,
+    so every card keeps the same total, but draws no conclusion about its property: like a skip, it is
+    no blame; the output checks report the values ("NaN is a value", (c) above)."""
+    return check.status not in PASSING and UNJUDGED not in check.message
 
 
 def _may_fail_lines(case: "CorpusCase") -> list[str]:

@@ -1,4 +1,4 @@
-"""Read the corpus: small files under tests/corpus/<assignment>/{mutants,alternatives,hostile}.
+"""Read the corpus: small files under tests/corpus/<assignment>/{mutants,alternatives,hostile,placeholders}.
 
 Each file starts with ``# key: value`` header lines saying what grading it
 must yield; mutants and alternatives are appended to the reference solution
@@ -43,10 +43,14 @@ class CorpusCase:
     def id(self) -> str:
         return f"{self.path.parents[1].name}/{self.kind}/{self.path.stem}"
 
+    @property
+    def base(self) -> str:
+        """``reference``: the case is appended to the reference; ``none``: it stands alone (hostile files, placeholders)."""
+        return self.header.get("base", "reference" if self.kind in ("mutants", "alternatives") else "none")
+
     def source(self) -> str:
         text = self.path.read_text(encoding="utf-8", errors="surrogateescape")
-        base = self.header.get("base", "none" if self.kind == "hostile" else "reference")
-        if base == "reference":
+        if self.base == "reference":
             return self.patched_reference() + "\n\n# ---- corpus case ----\n" + text
         return text
 
@@ -62,7 +66,7 @@ class CorpusCase:
         """The file as a student would hand it in (bytes kept for hostile cases)."""
         out = folder / self.path.stem / FILENAME[self.assignment]
         out.parent.mkdir(parents=True, exist_ok=True)
-        if self.header.get("base", "none" if self.kind == "hostile" else "reference") == "reference":
+        if self.base == "reference":
             out.write_text(self.source(), encoding="utf-8")
         else:
             out.write_bytes(self.path.read_bytes())

@@ -62,8 +62,10 @@ def test_unrunnable_files_are_graded_with_a_message(tmp_path, content, fragment)
     assert proc.returncode == 0, proc.stderr
     card = json.loads(out.read_text())
     assert card["score"] == 0 and card["max_score"] > 0
+    assert fragment in card["problem"]  # said once, for the file; each check refers to it
     graded = [c for c in card["checks"] if c["status"] != "skipped"]
-    assert graded and all(c["status"] == "failed" and fragment in c["message"] for c in graded)
+    assert graded and all(c["status"] == "failed" and "could not be loaded (see the problem above)" in c["message"]
+                          for c in graded)
 
 
 def test_internal_error_writes_a_marked_card_and_exits_3(tmp_path, monkeypatch, capsys):

@@ -85,7 +85,10 @@ def test_diagnoses_sit_only_on_failed_checks_and_are_spelled_out(corpus_cards):
             seen += 1
             assert check.status in ("failed", "error"), check
             assert check.diagnosis.title == titles[check.diagnosis.id]
-            assert "Likely mistake: your results match" in check.message and check.diagnosis.title in check.message
+            said = [d for d in card.diagnoses if d.exercise == check.exercise and check.id in d.checks]
+            assert len(said) == 1 and said[0].id == check.diagnosis.id  # said once, for its exercise
+            assert said[0].text.startswith("Likely mistake: your results match") and check.diagnosis.title in said[0].text
+            assert said[0].text not in check.message
     assert seen > 50
 
 
@@ -119,6 +122,6 @@ def test_two_mistakes_that_match_alike_are_named_together(tmp_path):
 
 def test_the_message_names_the_mistake_in_the_lessons_words(corpus_cards):
     card = corpus_cards["attention/mutants/attention_softmax_over_queries"]
-    messages = [c.message for c in card.checks if c.diagnosis and c.diagnosis.id == "attention_softmax_over_queries"]
+    messages = [d.text for d in card.diagnoses if d.id == "attention_softmax_over_queries"]
     assert messages
     assert re.search(r"softmax taken over the query dimension \(dim=-2\).*use dim=-1", messages[0], re.I | re.S)

@@ -25,9 +25,22 @@ and the usual causes. The rule for a property check that meets them:
 * otherwise it draws no conclusion from a NaN/inf entry: it judges its property
   on the entries that are finite on every side of its comparison
   (``finite_entries``), fails if the property is broken there, and else ends
-  *inconclusive* (``inconclusive_if_nonfinite``): skipped, not counted, with the
-  non-finite finding as its message. The output checks are the ones that lose
-  the points for the NaN.
+  *unjudged* (``inconclusive_if_nonfinite``): failed, 0 points, its points still
+  possible, with the non-finite finding and the output check to read as its
+  message. A skip would leave the total (``skipped_points: drop``), so a NaN
+  would change how many points a student could have; every card of an
+  assignment has the same checks and total. Fail closed: no points without a
+  recorded pass.
+
+The meta device
+---------------
+"Stays on the inputs' device" runs the student's function on ``meta`` tensors
+(a CPU-built tensor then shows as the device error a GPU would raise). Some
+operations cannot run on ``meta`` at all (data-dependent indexing, ``.item()``):
+that is the grader's limitation, not the student's mistake, so the check is
+judged on the CPU instead (``check_on_meta``): the function must run there and
+return its outputs on the inputs' device. That is a weaker judgment, but a
+recorded one; it is the same for every student whose code meets the limitation.
 """
 
 from __future__ import annotations
@@ -173,15 +186,18 @@ def finite_entries(*tensors: torch.Tensor) -> torch.Tensor:
 
 
 def inconclusive_if_nonfinite(prop: str, *seen: tuple[torch.Tensor, str, str]) -> None:
-    """End a property check inconclusive (skipped, not counted) if any (tensor, what, inputs) it saw has NaN/inf.
+    """Fail a property check as unjudged if any (tensor, what, inputs) it saw has NaN/inf.
 
-    Call it once the property has been judged on the finite entries and holds there.
+    Call it once the property has been judged on the finite entries and holds there. The check
+    fails (0 points, its points kept in the total) because no conclusion is drawn from NaN/inf:
+    a skip would change the total for this student only.
     """
     for t, what, inputs in seen:
         finding = nonfinite_finding(t, what, inputs)
         if finding:
-            pytest.skip(f"{finding} No conclusion about {prop} is drawn from NaN/inf values, so this check is "
-                        "not counted; the output checks report the wrong values.")
+            raise AssertionError(
+                f"the output had NaN/inf, so {prop} could not be judged and this check does not count as "
+                f"passed; see test_output_matches_reference for the wrong values. {finding}")
 
 
 def expect_permuted(got: torch.Tensor, base: torch.Tensor, what: str) -> None:
@@ -307,7 +323,7 @@ def check_on_meta(student: StudentProxy, case: Case) -> list[Any]:
                 f"\"{text[:200]}\". Build new tensors on the inputs' device (device=x.device)."
             ) from None
         if META_LIMITATIONS.search(text):
-            pytest.skip(f"inconclusive on the meta device ({err.exc_type}: {text[:120]}); not counted")
+            return _device_kept_on_cpu(student, case)  # the grader's limitation: judged on the CPU instead
         raise AssertionError(
             f"`{c.fn}` raised {err.exc_type} when its inputs were on another device than the CPU "
             f"(\"{text[:160]}\"); it must work on whatever device its inputs are on"
@@ -321,10 +337,27 @@ def check_on_meta(student: StudentProxy, case: Case) -> list[Any]:
     return outputs_of(value)
 
 
+def _device_kept_on_cpu(student: StudentProxy, case: Case) -> list[Any]:
+    """Where the meta device cannot run the student's code (not the student's fault), judge the
+    device on the CPU: the function runs on CPU inputs and returns every output on the CPU.
+    A pass is recorded only if it does; anything else fails, as on meta."""
+    try:
+        value = student.call(case.fn, *case.args, **case.kwargs).value
+    except StudentError as err:
+        raise AssertionError(
+            f"`{case.fn}` raised {err.exc_type} on CPU inputs (\"{str(err.reply.get('message', ''))[:160]}\"); "
+            "it must work on whatever device its inputs are on") from None
+    for k, out in enumerate(outputs_of(value)):
+        t = as_tensor(out, f"`{case.fn}`")
+        assert t.device.type == "cpu", (
+            f"`{case.fn}` returned output #{k + 1} on {t.device} for CPU inputs; outputs must stay on the inputs' device")
+    return outputs_of(value)
+
+
 def check_cuda_matches_cpu(student: StudentProxy, case: Case, cuda: bool) -> None:
     """Numeric parity CPU vs CUDA (TF32 is off in the worker's default); skipped without CUDA."""
     if not cuda:
-        pytest.skip("no CUDA device on the grading machine; GPU parity not checked")
+        pytest.skip("no CUDA device on this machine: GPU-only check not run")
     cpu = outputs_of(student.call(case.fn, *case.args, **case.kwargs).value)
     gpu = outputs_of(student.call(case.fn, *case.to("cuda").args, **case.kwargs).value)
     for c, g in zip(cpu, gpu):

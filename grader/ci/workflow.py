@@ -193,6 +193,8 @@ def _file_section(g: Graded, o: Outcome) -> list[str]:
         lines += ["❌ **The grader itself failed on this file** (not your fault): this is not a grade.", ""]
         if not o.hidden.run:
             lines += fenced(card.grader_error) + [""]
+    if card.problem:  # said once here; each check's message refers to it
+        lines += [f"❌ **Your file**: {md(card.problem)}", ""]
     lines += ["| exercise | points | checks passed |", "|:--|--:|--:|"]
     for exercise, checks in _by_exercise(card.checks):
         ran = [c for c in checks if c.status != "skipped"]
@@ -208,7 +210,10 @@ def _file_section(g: Graded, o: Outcome) -> list[str]:
     failed = [c for c in card.checks if c.status in PROBLEMS]
     if failed:
         lines += ["#### Failed checks", ""]
+    named = views.student_view(card).diagnoses  # a mistake only hidden checks showed is not named
     for exercise, checks in _by_exercise(tuple(failed)):
+        lines += [f"**{md(exercise)}**: {md(d.text)}" for d in named if d.exercise == exercise]
+        lines += [""] if any(d.exercise == exercise for d in named) else []
         for message, same in _same_message([c for c in checks if not views.is_hidden(c)]):
             names = "; ".join(f"{md(friendly(c))} \\({md(c.status)}, {md(format_number(c.score))} / "
                               f"{md(format_number(c.max_score))}\\)" for c in same)

@@ -29,9 +29,10 @@ Mapping, and why:
   ``after_due_date`` and ``after_published`` (assignments.yaml takes
   Gradescope's own names too) pass through unchanged. Every visibility the
   config schema allows is mapped, so no card can fail to export.
-* A failed check's diagnosis (``CheckResult.diagnosis``) needs no field of
-  its own: its title is already in the message ("Likely mistake: your
-  results match ..."), which is the test's ``output``.
+* A known mistake (``card.diagnoses``) is explained once, in the top-level
+  ``output`` (only those a visible check shows: the top is seen at once); each
+  diagnosed test's ``output`` ends with a short line naming it. A file-level
+  problem (``card.problem``) is said once at the top too.
 * Text formats are ``text`` throughout: messages and printed output are shown
   verbatim, never rendered as HTML or Markdown.
 * Top-level ``output`` = a summary line, then what the student's code printed
@@ -50,6 +51,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from grader import views
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, Scorecard
@@ -90,7 +92,11 @@ def _summary(card: Scorecard) -> str:
     if card.grader_error:
         return ("The grader itself failed, so no grade was given for this submission (the 0 is not your score); "
                 f"please tell course staff. Detail: {card.grader_error}")
-    return f"{card.assignment}: {format_number(card.score)} / {format_number(card.max_score)} points."
+    lines = [f"{card.assignment}: {format_number(card.score)} / {format_number(card.max_score)} points."]
+    if card.problem:
+        lines.append(f"Your file: {card.problem}")
+    lines += [f"{d.exercise}: {d.text}" for d in views.student_view(card).diagnoses]
+    return "\n".join(lines)
 
 
 def _numbers(card: Scorecard) -> list[str]:
@@ -107,6 +113,8 @@ def _numbers(card: Scorecard) -> list[str]:
 
 def _test(check: CheckResult, number: str, grader_failed: bool) -> dict[str, Any]:
     output = f"Skipped, not graded: {check.message}" if check.status == "skipped" else check.message
+    if check.diagnosis is not None:
+        output += f"\nLikely mistake: {check.diagnosis.title}"
     return {
         "name": f"{check.exercise}: {check.id}",
         "name_format": "text",

@@ -23,10 +23,10 @@ from typing import Any
 import jinja2
 
 from grader import views
-from grader.export import charts
+from grader.export import charts, text
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
-from grader.scorecard import CheckResult, Scorecard
+from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard
 
 VIEWS = ("student", "instructor")
 REPORT_FORMATS = ("html",)
@@ -102,12 +102,40 @@ def _page(card: Scorecard, view: str) -> dict[str, Any]:
         "percent": 100.0 * card.score / card.max_score if card.max_score else 0.0,
         "exercises": _exercises(card),
         "problems": [Problem(c, views.is_hidden(c)) for c in card.checks if c.status in PROBLEM_STATUSES],
+        "groups": _problem_groups(card),
         "skipped": [c for c in card.checks if c.status == "skipped"],
+        "skipped_reason": str(card.environment.get("not_checked") or "not run when grading"),
         "checks": [Problem(c, views.is_hidden(c)) for c in card.checks],
-        "figures": _figures(card.figures) if card.figures is not None else None,
+        "figures": _figures(card.figures, failed_exercises(card)) if card.figures is not None else None,
         "legend": charts.legend_stops(),
         "future_fill": charts.FUTURE_FILL,
     }
+
+
+@dataclass(frozen=True)
+class ProblemGroup:
+    """One exercise's failed checks, with what is said once above them: its known mistakes and the
+    message all of them share (``text.shared_message``)."""
+
+    exercise: str
+    diagnoses: list[ExerciseDiagnosis]
+    shared: str | None
+    problems: list[Problem]
+
+    @property
+    def explained(self) -> set[str]:
+        """The checks whose mistake the sentence above them explains: they only refer to it."""
+        return {i for d in self.diagnoses for i in d.checks}
+
+
+def _problem_groups(card: Scorecard) -> list[ProblemGroup]:
+    groups = []
+    for exercise, checks in text.by_exercise(card.checks):
+        problems = [Problem(c, views.is_hidden(c)) for c in checks if c.status in PROBLEM_STATUSES]
+        if problems:
+            groups.append(ProblemGroup(exercise, text.diagnoses_of(card, exercise), text.shared_message(checks),
+                                       problems))
+    return groups
 
 
 def _exercises(card: Scorecard) -> list[ExerciseRow]:
@@ -120,10 +148,16 @@ def _exercises(card: Scorecard) -> list[ExerciseRow]:
             for name, checks in order.items()]
 
 
-def _figures(data: dict[str, Any]) -> dict[str, Any]:
-    """Each figure's drawing, or ``{"error": reason}``; a figure the card lacks is left out."""
+def failed_exercises(card: Scorecard) -> set[str]:
+    """The exercises with a check that did not pass (skipped ones aside): what a figure's hint may blame."""
+    return {c.exercise for c in card.checks if c.status in PROBLEM_STATUSES}
+
+
+def _figures(data: dict[str, Any], failed: set[str]) -> dict[str, Any]:
+    """Each figure's drawing, or ``{"error": reason}``; a figure the card lacks is left out.
+    Hints name only causes the card's failed checks point at (``failed``)."""
     builders = {"worked_example": _worked_example, "long_sequence": _long_sequence,
-                "head_entropy": _head_entropy, "break_it": _break_it}
+                "head_entropy": lambda figure: _head_entropy(figure, failed), "break_it": _break_it}
     out: dict[str, Any] = {}
     for name, build in builders.items():
         figure = data.get(name)
@@ -169,7 +203,7 @@ def _long_sequence(figure: dict[str, Any]) -> dict[str, Any]:
     return _pair("long", figure)
 
 
-def _head_entropy(figure: dict[str, Any]) -> dict[str, Any]:
+def _head_entropy(figure: dict[str, Any], failed: set[str] = frozenset()) -> dict[str, Any]:
     student = [float(x) for x in figure["student"]]
     reference = [float(x) for x in figure["reference"]]
     uniform = figure.get("uniform")
@@ -178,7 +212,15 @@ def _head_entropy(figure: dict[str, Any]) -> dict[str, Any]:
                              line_text="uniform weights over the past")
     gaps = [abs(a - b) for a, b in zip(student, reference)]
     return {"chart": chart, "matches": len(student) == len(reference) and max(gaps, default=0.0) <= 1e-3,
-            "collapsed": [h for h, v in enumerate(student) if v < 0.05]}
+            "collapsed": [h for h, v in enumerate(student) if v < 0.05], "hint": _entropy_hint(failed)}
+
+
+def _entropy_hint(failed: set[str]) -> str:
+    """``figures.entropy_hint``, imported here only: ``grader.figures`` loads torch, which a page
+    rendered from cards graded earlier (``grader export html``) does not otherwise need."""
+    from grader.figures import entropy_hint
+
+    return entropy_hint(failed)
 
 
 def _break_it(figure: dict[str, Any]) -> dict[str, Any]:

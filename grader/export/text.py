@@ -1,12 +1,19 @@
-"""The terminal table: one line per check, grouped by exercise, totals last."""
+"""The terminal table: one line per check, grouped by exercise, totals last.
+
+Each thing is said once: a file-level problem (``card.problem``) at the top, a
+known mistake (``card.diagnoses``) above its exercise's failed checks, a
+message every failed check of an exercise shares under the exercise's line,
+and the GPU-only checks this machine cannot run in one line at the end.
+"""
 
 from __future__ import annotations
 
 import textwrap
 
-from grader.scorecard import NotebookReport, Scorecard
+from grader.scorecard import CheckResult, ExerciseDiagnosis, NotebookReport, Scorecard
 
 SYMBOL = {"passed": "PASS", "failed": "FAIL", "error": "ERR ", "timeout": "TIME", "skipped": "SKIP"}
+SEE_DIAGNOSIS = "(likely mistake: see above)"
 
 
 def render(card: Scorecard, width: int = 100, show_passed: bool = True) -> str:
@@ -14,24 +21,80 @@ def render(card: Scorecard, width: int = 100, show_passed: bool = True) -> str:
     lines = [f"{card.assignment} — {card.submission.file}"]
     if card.grader_error:
         lines.append(f"GRADER ERROR (not a grade): {card.grader_error}")
-    exercise = None
-    for c in card.checks:
-        if c.status == "passed" and not show_passed:
-            continue
-        if c.exercise != exercise:
-            exercise = c.exercise
-            got = sum(x.score for x in card.checks if x.exercise == exercise)
-            top = sum(x.max_score for x in card.checks if x.exercise == exercise)
-            lines.append(f"\n{exercise}  {got:g}/{top:g}")
-        lines.append(f"  {SYMBOL[c.status]} {c.score:>5g}/{c.max_score:<5g} {c.id}")
-        if c.message and c.status != "passed":
-            lines += textwrap.wrap(c.message, width - 8, initial_indent="        ", subsequent_indent="        ")
+    if card.problem:
+        lines += _wrap(f"PROBLEM: {card.problem}", width, "", "  ")
+    for exercise, checks in by_exercise(card.checks):
+        lines += _exercise_lines(exercise, checks, card, width, show_passed)
+    skipped = [c for c in card.checks if c.status == "skipped"]
+    if skipped:
+        lines.append("")
+        lines += _wrap(skipped_note(card, skipped), width, "", "  ")
     for f in card.flags:
         lines.append(f"\nFLAG line {f.line}: {f.message}")
     if card.notebook is not None:
         lines += notebook_lines(card.notebook, width)
     lines.append(f"\nscore: {card.score:g} / {card.max_score:g}")
     return "\n".join(lines) + "\n"
+
+
+def _exercise_lines(exercise: str, checks: list[CheckResult], card: Scorecard, width: int,
+                    show_passed: bool) -> list[str]:
+    shown = [c for c in checks if c.status != "passed" or show_passed]
+    if not shown:
+        return []
+    got, top = sum(c.score for c in checks), sum(c.max_score for c in checks)
+    lines = [f"\n{exercise}  {got:g}/{top:g}"]
+    for named in diagnoses_of(card, exercise):
+        lines += _wrap(named.text, width, "  ", "    ")
+    shared = shared_message(checks)
+    if shared:
+        failed = sum(c.status not in ("passed", "skipped") for c in checks)
+        lines += _wrap(f"all {failed} failed checks: {shared}", width, "  ", "    ")
+    for c in shown:
+        lines.append(f"  {SYMBOL[c.status]} {c.score:>5g}/{c.max_score:<5g} {c.id}")
+        if c.status in ("passed", "skipped"):
+            continue
+        message = "" if shared else c.message
+        if c.diagnosis is not None:
+            message = f"{message} {SEE_DIAGNOSIS}".strip()
+        if message:
+            lines += _wrap(message, width - 8, "        ", "        ")
+    return lines
+
+
+def by_exercise(checks: tuple[CheckResult, ...] | list[CheckResult]) -> list[tuple[str, list[CheckResult]]]:
+    """The checks grouped by exercise, in the card's order (the assignment's)."""
+    groups: dict[str, list[CheckResult]] = {}
+    for c in checks:
+        groups.setdefault(c.exercise, []).append(c)
+    return list(groups.items())
+
+
+def diagnoses_of(card: Scorecard, exercise: str) -> list[ExerciseDiagnosis]:
+    """The known mistakes said once for ``exercise``."""
+    return [d for d in card.diagnoses if d.exercise == exercise]
+
+
+def shared_message(checks: list[CheckResult]) -> str | None:
+    """The message every failed check of an exercise has, when there are several ("not attempted",
+    the reference to a file-level problem): a reader needs it once, not under each check."""
+    failed = [c for c in checks if c.status not in ("passed", "skipped")]
+    messages = {c.message for c in failed}
+    if len(failed) > 1 and len(messages) == 1 and not any(c.diagnosis for c in failed):
+        return messages.pop() or None
+    return None
+
+
+def skipped_note(card: Scorecard, skipped: list[CheckResult]) -> str:
+    """One line for the skipped checks (GPU only, where this machine has no CUDA): the same on every card."""
+    counted = sum(c.max_score for c in skipped)
+    points = "they add 0 to the total" if not counted else f"their {counted:g} points stay in the total"
+    reason = str(card.environment.get("not_checked") or skipped[0].message or "not run here")
+    return f"NOT CHECKED ({len(skipped)}): {reason}; {points}."
+
+
+def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
+    return textwrap.wrap(text, max(width - len(rest), 20), initial_indent=first, subsequent_indent=rest) or [first]
 
 
 def notebook_lines(nb: NotebookReport, width: int) -> list[str]:

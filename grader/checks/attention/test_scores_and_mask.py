@@ -38,7 +38,9 @@ def test_scale_divides_by_sqrt_head_size(student):
     got = h.as_tensor(student.scale_scores(scores, 16), "`scale_scores`")
     h.expect_shape(got, scores.shape, "`scale_scores` on scores 5x7")
     for wrong, hint in ((scores / 16, "divided by head_size; divide by sqrt(head_size)"),
-                        (scores * 4, "multiplied; divide by sqrt(head_size)")):
+                        (scores * 4, "multiplied; divide by sqrt(head_size)"),
+                        (scores, "returned the scores unscaled (4 = sqrt(16) times too large), so the weights "
+                                 "would be those of unscaled scores; divide by sqrt(head_size)")):
         if torch.allclose(got, wrong, rtol=1e-5, atol=1e-6):
             raise AssertionError(f"`scale_scores(scores, 16)` {hint} (expected scores / 4)")
     h.expect_close(got, scores.double() / 4, "`scale_scores(scores, 16)`", torch.float32)

@@ -1,0 +1,46 @@
+"""The gate of each module: forward's output is no placeholder; it varies with its input the way the module needs.
+
+Scoring credits a module's other checks (structure included) only once this one
+passed (``gate: true`` in assignments.yaml; the rule is in ``grader/checks/work.py``):
+the right submodules around a forward that returns ``0 * self.proj(x)``, random
+values or ``x`` itself earn nothing.
+
+PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
+rewriting (active when the project's own tests grade in-process) would append its own.
+"""
+
+from __future__ import annotations
+
+from grader.checks import helpers as h
+from grader.checks import work
+from grader.checks.attention_modules.conftest import CTX, x_of
+from grader.sandbox.errors import StudentError
+
+PURPOSE = {
+    "SelfAttentionHead": "query/key/value projections, scaled causal attention weights, then weights @ value(x)",
+    "MultiHeadAttention": "every head's output side by side, then proj",
+}
+
+
+def test_forward_is_not_a_placeholder(student, spec):
+    """A forward that raises returns nothing a placeholder could: the checks that need outputs say why."""
+    x = x_of(CTX, seed=50)  # the full context: a forward that only handles T = context_length still counts
+    other = x.flip(-2)
+    try:
+        facts = spec.probe(student, params=spec.params(), inputs=[x, x, other])
+    except StudentError:
+        return
+    outs = facts.get("outputs") or []
+    what = f"`{spec.cls}` forward on x {tuple(x.shape)}"
+    assert len(outs) == 3, f"{what} did not return an output for every input"
+    runs = work.Runs(*(h.as_tensor(o, what) for o in outs))
+    expected = work.Runs(spec.expected(x), spec.expected(x), spec.expected(other))
+    inputs = [x, x[..., : spec.out_size]]
+    assert work.telling(expected, inputs), f"{what}: this input cannot show a placeholder (a grader bug: report it)"
+    why = work.no_work(runs, expected, inputs)
+    assert not why, (
+        f"`{spec.cls}` looks like a placeholder, not computed from its input: {what}, its output {why}. "
+        f"It should give {PURPOSE[spec.cls]}. Until it does, none of `{spec.cls}`'s checks earn points, "
+        "its structure included (the right submodules around a forward that returns a constant, random "
+        "values or x itself pass some checks by accident)."
+    )
