@@ -40,8 +40,7 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
         diagnosis = o.diagnosis if status in ("failed", "error") else None  # never on a passing (or skipped) check
         results.append(CheckResult(o.check_id, o.exercise, status, _r(score), _r(max_score), message,
                                    cfg.visibility, o.duration_s, diagnosis))
-    order = {ex.name: i for i, ex in enumerate(assignment.exercises)}
-    results.sort(key=lambda r: order.get(r.exercise, len(order)))  # stable: collection order within an exercise
+    results.sort(key=lambda r: card_order(assignment, r.exercise, r.id.split("[", 1)[0]))
     seen = set(shares)
     for ex in assignment.exercises:
         for c in ex.checks:
@@ -49,6 +48,14 @@ def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list
                 results.append(CheckResult(c.name, ex.name, "error", 0.0, _r(c.points),
                                            "this check did not run, so it cannot count as passed", c.visibility))
     return results
+
+
+def card_order(assignment: AssignmentConfig, exercise: str, test: str) -> tuple[int, int]:
+    """Where a check sits on every card: exercise by exercise as configured, the exercise's gate first
+    (a placeholder is told so before the checks it withholds), then collection order (sorts are stable)."""
+    names = [ex.name for ex in assignment.exercises]
+    cfg = assignment.check(exercise, test)
+    return (names.index(exercise) if exercise in names else len(names), 0 if cfg is not None and cfg.gate else 1)
 
 
 def _ungated(outcomes: list[Outcome], assignment: AssignmentConfig) -> dict[str, str]:
@@ -61,8 +68,8 @@ def _ungated(outcomes: list[Outcome], assignment: AssignmentConfig) -> dict[str,
     """
     passed = {(o.exercise, o.test) for o in outcomes if o.status == "passed"}
     return {
-        ex.name: (f"not credited yet: `{ex.name}` looks like a placeholder, not computed from its inputs "
-                  f"(see {gate.name}); this property counts once it is")
+        ex.name: (f"passed, but not credited while `{ex.name}` looks like a placeholder (see {gate.name} "
+                  "above); it counts once the output is computed from the inputs")
         for ex in assignment.exercises
         for gate in ex.checks
         if gate.gate and (ex.name, gate.name) not in passed
@@ -83,8 +90,7 @@ def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, stat
         CollectedCheck(c.name, c.name, ex.name) for ex in assignment.exercises for c in ex.checks]
     rows = [r for r in rows if assignment.check(r.exercise, r.test) is not None]
     shares = Counter((r.exercise, r.test) for r in rows)
-    order = {ex.name: i for i, ex in enumerate(assignment.exercises)}
-    rows.sort(key=lambda r: order.get(r.exercise, len(order)))  # stable, as check_results sorts
+    rows.sort(key=lambda r: card_order(assignment, r.exercise, r.test))  # as check_results sorts
     rows += [CollectedCheck(c.name, c.name, ex.name) for ex in assignment.exercises for c in ex.checks
              if (ex.name, c.name) not in shares]  # a configured check no test serves: a row all the same
     results = []

@@ -45,13 +45,17 @@ class CorpusCase:
 
     @property
     def base(self) -> str:
-        """``reference``: the case is appended to the reference; ``none``: it stands alone (hostile files, placeholders)."""
+        """``reference``: the case is appended to the reference; ``none``: it stands alone (hostile files,
+        placeholders); any other value names a template beside the case (``every_function.py.in``) that
+        the case is appended to, so cases that differ in one helper share the rest."""
         return self.header.get("base", "reference" if self.kind in ("mutants", "alternatives") else "none")
 
     def source(self) -> str:
         text = self.path.read_text(encoding="utf-8", errors="surrogateescape")
         if self.base == "reference":
             return self.patched_reference() + "\n\n# ---- corpus case ----\n" + text
+        if self.base != "none":
+            return (self.path.parent / self.base).read_text(encoding="utf-8") + "\n\n" + text
         return text
 
     def patched_reference(self) -> str:
@@ -66,10 +70,10 @@ class CorpusCase:
         """The file as a student would hand it in (bytes kept for hostile cases)."""
         out = folder / self.path.stem / FILENAME[self.assignment]
         out.parent.mkdir(parents=True, exist_ok=True)
-        if self.base == "reference":
-            out.write_text(self.source(), encoding="utf-8")
-        else:
+        if self.base == "none":
             out.write_bytes(self.path.read_bytes())
+        else:
+            out.write_text(self.source(), encoding="utf-8")
         return out
 
 

@@ -97,3 +97,17 @@ def test_an_exercise_with_two_gates_is_refused(tmp_path: Path):
     (tmp_path / "assignments.yaml").write_text(text)
     with pytest.raises(ConfigError, match="at most one gate check"):
         load_config(tmp_path / "assignments.yaml")
+
+
+def test_the_student_kit_withholds_credit_as_the_course_does():
+    """The kit's own assignments.yaml keeps every gate, so `grader check` scores a placeholder as grading does."""
+    import yaml
+
+    from grader.release import kit
+
+    config = load_config(ROOT / "assignments.yaml")
+    written = yaml.safe_load(kit.kit_config(config, {aid: 0 for aid in config.assignments}))
+    for aid, a in config.assignments.items():
+        for ex in a.exercises:
+            gate = next(c for c in ex.checks if c.gate)
+            assert written["assignments"][aid]["exercises"][ex.name]["checks"][gate.name] == {"points": 0, "gate": True}

@@ -154,9 +154,12 @@ def kit_config(config: Config, hidden: dict[str, int]) -> bytes:
 
 
 def _check_entry(check: Any) -> Any:
-    if check.requires_cuda:
-        return {"points": check.points, "requires_cuda": True}
-    return check.points
+    """A check as the kit's config states it: points, and the flags its scoring needs (a GPU-only check,
+    the exercise's placeholder gate: the kit withholds credit exactly as the course's grader does)."""
+    flags = {"requires_cuda": True} if check.requires_cuda else {}
+    if check.gate:
+        flags["gate"] = True
+    return {"points": check.points, **flags} if flags else check.points
 
 
 def pyproject(packages: Sequence[str] = ()) -> bytes:
