@@ -28,6 +28,8 @@ class Row:
     exercises: tuple[tuple[str, float], ...] = ()  # (exercise, points got), in the assignment's order
     message: str = ""  # why a row is an error or missing, or why a graded row scored 0 (``zero_reason``)
     card: str = ""  # the card's path relative to the batch folder ('' when none)
+    submitted_at: str = ""  # when the LMS says it was submitted, ISO 8601 ('' when the download does not say)
+    late: bool | None = None  # the LMS's own late flag (Canvas' LATE); None when the download has none
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

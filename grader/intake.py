@@ -1,9 +1,11 @@
-"""A class's submissions as LMS downloads come: which file is whose.
+"""A class's submissions as LMS downloads come: which file is whose, and when it came in.
 
-The rule that turns a path into a student id (also in the README):
+``SUBMISSIONS`` is a folder, or a ``.zip`` of one. A zip whose members all sit
+under one top folder is read from inside that folder. Its layout (Canvas,
+Gradescope, Moodle, GitHub Classroom or a folder per student) is recognised or
+given (``--layout``); ``grader.lms`` reads each one and says where each format
+was taken from. The rule for a plain folder (also in the README):
 
-* ``SUBMISSIONS`` is a folder, or a ``.zip`` of one. A zip whose members
-  all sit under one top folder is read from inside that folder.
 * Each entry at the top of that folder is one student:
   - a file ``alice.py`` or ``alice.ipynb`` -> student ``alice`` (the file
     name without its suffix);
@@ -17,6 +19,11 @@ The rule that turns a path into a student id (also in the README):
   and ``alice.ipynb``, ``alice.py`` and ``alice/``, two ``.py`` files in a
   folder without one named like the assignment's) make an ``error`` row that
   lists them, and so does a folder with no candidate at all.
+
+With a roster, an LMS's ids (Canvas user id, Gradescope SID or email, Moodle
+participant id, GitHub username) are mapped to the roster's; a submission the
+roster does not know is an ``error`` row that says so, never dropped. In a plain
+folder the name is the id, so such a student is graded and named in a note.
 """
 
 from __future__ import annotations
@@ -24,12 +31,18 @@ from __future__ import annotations
 import hashlib
 import zipfile
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
-SUFFIXES = (".py", ".ipynb")
+from grader import links, lms
+from grader.links import Link
+from grader.roster import RosterEntry
+
+SUFFIXES = lms.SUFFIXES
 MAX_ZIP_BYTES = 2 << 30  # uncompressed; a zip bomb stops here
 MAX_ZIP_MEMBERS = 100_000
+SHOWN = 10  # names listed in one note before "and N more"
 
 
 class IntakeError(Exception):
@@ -44,37 +57,91 @@ class Entry:
     path: Path | None  # the file to grade; None when ``problem`` says why not
     file: str  # the path as shown in the gradebook, relative to SUBMISSIONS
     problem: str = ""
+    submitted_at: str = ""  # ISO 8601 from the LMS, '' when the download does not say
+    late: bool | None = None  # the LMS's own late flag, None when it has none
+
+
+@dataclass(frozen=True)
+class Intake:
+    """What a download held: its layout, a row-to-be per student, and what to tell staff once."""
+
+    layout: str
+    entries: list[Entry]
+    notes: list[str] = field(default_factory=list)  # one line each: unknown files, times not kept, ...
+
+    def line(self) -> str:
+        """``submissions: Canvas download, 41 students``."""
+        return f"submissions: {lms.LAYOUT_NAMES[self.layout]}, {len(self.entries)} students"
 
 
 def discover(submissions: Path, assignment_file: str, unpack_to: Path) -> list[Entry]:
     """Every student found under ``submissions`` (a folder or a zip), sorted by id."""
-    root = _root(submissions, unpack_to)
-    found: dict[str, list[Path]] = defaultdict(list)
-    problems: dict[str, str] = {}
-    for child in sorted(root.iterdir()):
-        if _ignored(child.name):
-            continue
-        if child.is_file() and child.suffix in SUFFIXES:
-            found[child.stem].append(child)
-        elif child.is_dir():
-            picked = _pick(child, assignment_file)
-            if isinstance(picked, str):
-                problems[child.name] = picked
-            else:
-                found[child.name].append(picked)
-    entries = []
-    for student in sorted(set(found) | set(problems)):
-        files = found.get(student, [])
-        shown = [str(f.relative_to(root)) for f in files]
-        if len(files) == 1 and student not in problems:
-            entries.append(Entry(student, files[0], shown[0]))
-        elif len(files) > 1 or (files and student in problems):
-            entries.append(Entry(student, None, ", ".join(shown),
-                                 f"more than one submission for this student: {', '.join(shown)}; "
-                                 "keep one and grade again"))
+    return scan(submissions, assignment_file, unpack_to).entries
+
+
+def scan(submissions: Path, assignment_file: str, unpack_to: Path, roster: Sequence[RosterEntry] | None = None,
+         layout: str | None = None) -> Intake:
+    """Every student under ``submissions``, sorted by id, mapped to ``roster`` ids when there is one.
+
+    ``layout`` (one of ``lms.LAYOUTS``) forces how the download is read;
+    None recognises it. Raises IntakeError with one line.
+    """
+    root = _lms_root(_root(submissions, unpack_to))
+    chosen = layout or lms.detect(root, frozenset(r.student for r in roster or ()))
+    refused = {top: (found[0].path, links.message(found)) for top, found in _linked(submissions, root, unpack_to).items()}
+    try:
+        download = lms.read(chosen, root, assignment_file, refused)
+    except lms.LayoutError as exc:
+        raise IntakeError(f"{submissions}: {exc}") from None
+    entries, notes = _assign(download, roster)
+    if download.unknown:
+        notes.insert(0, f"{len(download.unknown)} entries are not {lms.LAYOUT_NAMES[chosen]} submissions, "
+                        f"left out: {_listed(download.unknown)}")
+    return Intake(chosen, entries, [*download.notes, *notes])
+
+
+def _assign(download: lms.Download, roster: Sequence[RosterEntry] | None) -> tuple[list[Entry], list[str]]:
+    """Group what was found by roster id: one entry per student, an error where a group has two."""
+    groups: dict[str, list[lms.Found]] = defaultdict(list)
+    refused: list[Entry] = []
+    off_roster: list[str] = []
+    for found in download.found:
+        matched = lms.match(found, roster) if roster is not None else None
+        if matched is None or isinstance(matched, RosterEntry):
+            groups[matched.student if matched else found.fallback].append(found)
+        elif download.layout == "folders":  # the name is the id staff chose: grade it, say so
+            groups[found.fallback].append(found)
+            off_roster.append(found.fallback)
         else:
-            entries.append(Entry(student, None, f"{student}/", problems[student]))
-    return entries
+            refused.append(Entry(found.fallback, None, found.file, matched, found.submitted_at, found.late))
+    entries = [_entry(student, items) for student, items in groups.items()]
+    taken = {e.student for e in entries}
+    entries += [e for e in refused if e.student not in taken]
+    entries += [Entry(e.student, None, e.file, f"{e.problem} (and another submission is filed under this id)")
+                for e in refused if e.student in taken]
+    notes = [f"not on the roster, graded under their own names: {_listed(sorted(set(off_roster)))}"] if off_roster else []
+    return sorted(entries, key=lambda e: e.student), notes
+
+
+def _entry(student: str, items: list[lms.Found]) -> Entry:
+    if len(items) == 1:
+        one = items[0]
+        return Entry(student, one.path, one.file, one.problem, one.submitted_at, one.late)
+    shown = ", ".join(f.file for f in items)
+    return Entry(student, None, shown, f"more than one submission for this student: {shown}; keep one and grade again")
+
+
+def _listed(names: Sequence[str]) -> str:
+    more = len(names) - SHOWN
+    return ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def _lms_root(root: Path) -> Path:
+    """A folder holding just a Gradescope export's ``assignment_<id>_export/`` is read from inside it."""
+    children = [c for c in root.iterdir() if not lms.ignored(c.name)]
+    if len(children) == 1 and (children[0] / lms.GRADESCOPE_METADATA).is_file():
+        return children[0]
+    return root
 
 
 def _root(submissions: Path, unpack_to: Path) -> Path:
@@ -90,33 +157,43 @@ def _root(submissions: Path, unpack_to: Path) -> Path:
             if len(members) > MAX_ZIP_MEMBERS or sum(m.file_size for m in members) > MAX_ZIP_BYTES:
                 raise IntakeError(f"{submissions}: too large to unpack (over {MAX_ZIP_MEMBERS} files "
                                   f"or {MAX_ZIP_BYTES >> 30} GiB)")
-            archive.extractall(unpack_to)  # zipfile drops absolute paths and '..' parts
+            # zipfile drops absolute paths and '..' parts; a link member is never made (``_linked`` reports it)
+            archive.extractall(unpack_to, members=links.regular_members(members))
     except (zipfile.BadZipFile, OSError, RuntimeError, ValueError) as exc:  # corrupt, encrypted, unsupported
         raise IntakeError(f"{submissions}: cannot unpack: {exc}") from None
-    tops = [p for p in unpack_to.iterdir() if not _ignored(p.name)]
+    tops = [p for p in unpack_to.iterdir() if not lms.ignored(p.name)]
     return tops[0] if len(tops) == 1 and tops[0].is_dir() else unpack_to
 
 
-def _pick(folder: Path, assignment_file: str) -> Path | str:
-    """The one submission file in a student's folder, or why there is not exactly one."""
-    candidates = sorted(
-        p for p in folder.rglob("*")
-        if p.suffix in SUFFIXES and p.is_file()
-        and not any(_ignored(part) for part in p.relative_to(folder).parts)
-    )
-    stem = Path(assignment_file).stem
-    named = [p for p in candidates if p.stem == stem]
-    chosen = named or candidates
-    shown = ", ".join(str(p.relative_to(folder.parent)) for p in chosen)
-    if len(chosen) == 1:
-        return chosen[0]
-    if not chosen:
-        return f"no .py or .ipynb file in {folder.name}/"
-    return f"more than one submission for this student: {shown}; keep one and grade again"
+def _linked(submissions: Path, root: Path, unpack_to: Path) -> dict[str, list[Link]]:
+    """Every symbolic link in the class, by the top-level entry it is in or is (``grader.links``): the
+    layout reader (``grader.lms``) gives whoever that entry belongs to an error row naming the link, and
+    reads nothing of it. Links under ignored names are never read, so skipped."""
+    if submissions.is_dir():
+        found = links.find_links(root, skip=lms.ignored)
+        top: tuple[str, ...] = ()
+    else:
+        found = _zip_links(submissions)
+        top = root.relative_to(unpack_to).parts  # the one top folder the zip is read from, if any
+    by_top: dict[str, list[Link]] = defaultdict(list)
+    for link in found:
+        parts = tuple(link.path.split("/"))
+        if top and parts[:len(top)] == top and len(parts) > len(top):
+            parts = parts[len(top):]
+            link = Link("/".join(parts), link.target)
+        if any(lms.ignored(part) for part in parts):
+            continue
+        by_top[parts[0]].append(link)
+    return by_top
 
 
-def _ignored(name: str) -> bool:
-    return name.startswith((".", "_"))
+def _zip_links(submissions: Path) -> list[Link]:
+    """The zip's link members (``_root`` has opened it once already, so only a rare failure is left)."""
+    try:
+        with zipfile.ZipFile(submissions) as archive:
+            return links.zip_links(archive, archive.infolist())
+    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError) as exc:  # encrypted, unsupported
+        raise IntakeError(f"{submissions}: cannot unpack: {exc}") from None
 
 
 def in_shard(student: str, shard: tuple[int, int]) -> bool:

@@ -19,7 +19,7 @@ import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import notebook
+from grader import links, notebook
 from grader.scorecard import NotebookReport
 
 MAX_SUBMISSION_BYTES = 5 * 1024 * 1024  # the code: a .py file, or a notebook's code cells
@@ -114,11 +114,15 @@ def _read_capped(path: Path, cap: int) -> bytes:
 
     Over ``cap`` is SubmissionTooLarge: a .py file's cap is the code limit itself; a notebook's is
     generous, because saved outputs (plots as base64 PNG) do not count and its code is measured after
-    it is read (``_check_code_size``).
+    it is read (``_check_code_size``). A symbolic link is UnreadableSubmission, saying so
+    (``grader.links``): a link named like the submission could point at the reference, or at any file
+    outside the class.
     """
     try:
-        with path.open("rb") as f:
+        with links.open_file(path) as f:  # O_NOFOLLOW: a link is refused by the open itself, never read through
             raw = f.read(cap + 1)
+    except links.LinkRefused as exc:
+        raise UnreadableSubmission(str(exc)) from None
     except OSError as exc:
         raise UnreadableSubmission(f"cannot read {path}: {exc.strerror or exc}") from None
     if len(raw) <= cap:

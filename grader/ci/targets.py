@@ -11,13 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import files
+from grader import files, links
 from grader.config import Config
-from grader.ci.context import Environment, RELEASE_MANIFEST
+from grader.ci.context import CIError, Environment, RELEASE_MANIFEST
 
 
 _SAFE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+-]*")
 _SHA = re.compile(r"[0-9a-f]{7,64}")
+LINK_ADVICE = ("submissions are never read through links: commit the file itself in place of the link "
+               "(git rm the link, copy the file in, commit) and push again; nothing was graded")
 
 
 @dataclass(frozen=True)
@@ -38,15 +40,27 @@ class Selection:
 
 def candidates(root: Path, config: Config) -> list[Target]:
     """Every submission file at the root: for each assignment, ``<stem>.py`` and ``<stem>.ipynb``
-    (the config's ``file:`` suffix first), the names ``selfcheck.assignment_for`` maps back."""
+    (the config's ``file:`` suffix first), the names ``selfcheck.assignment_for`` maps back.
+    A symbolic link is never one (``linked_candidates`` finds those, and ``select`` refuses them)."""
     found = []
     for a in config.assignments.values():
         name = Path(a.file)
         for suffix in dict.fromkeys((name.suffix, ".py", ".ipynb")):
             path = root / f"{name.stem}{suffix}"
-            if path.is_file():
+            if path.is_file() and not links.links_on_path(root, Path(path.name)):
                 found.append(Target(a.id, path, path.name))
     return found
+
+
+def linked_candidates(root: Path, config: Config) -> list[links.Link]:
+    """The submission file names at the root that are symbolic links (to a file, a folder or nothing).
+
+    A link named ``attention.py`` could point at a reference the runner can
+    read, or at any file outside the repository: it is never graded, and
+    ``select`` stops the whole run over it (it fails closed) rather than
+    grade the other files and pass.
+    """
+    return [link for n in expected_names(config) for link in links.links_on_path(root, Path(n))]
 
 
 def expected_names(config: Config) -> list[str]:
@@ -61,7 +75,14 @@ def select(env: Environment, config: Config, all_files: bool,
     ``attention.py`` and ``attention.ipynb``), a file that is still the
     released stub byte for byte is left out as long as another one is
     changed: grading the untouched stub only adds a zero to the total.
+
+    Raises CIError (exit 2, the job fails) when a submission file name at the
+    root is a symbolic link: it is refused, never read through, and the run
+    does not grade the other files to pass without it.
     """
+    linked = linked_candidates(env.root, config)
+    if linked:
+        raise CIError(links.message(linked, LINK_ADVICE))
     present = candidates(env.root, config)
     names = ", ".join(expected_names(config))
     notes: list[str] = list(env.notes)
