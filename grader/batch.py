@@ -26,8 +26,8 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,9 @@ class BatchOptions:
     similarity_threshold: float = similarity.DEFAULT_THRESHOLD  # similarity.json lists pairs scoring this or more
     report: str | None = None  # "html": a feedback page per student, reports/<student>.html
     view: str = "student"  # what those pages show (grader.export.html.VIEWS)
+    layout: str | None = None  # how SUBMISSIONS is laid out (grader.lms.LAYOUTS); None: recognised
+    say: Callable[[str], None] | None = None  # told, once SUBMISSIONS is read: the layout and what it lacked
+    roster_line: str = ""  # said first then: which roster layout and id column (grader.roster.Roster.line)
 
 
 @dataclass
@@ -384,12 +387,15 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     """
     progress = progress or Progress(bar=False)
     layout = Layout(options.out)
-    layout.prepare()
-    layout.manifest.unlink(missing_ok=True)  # written again only when this run completes: merge's "finished"
     fp = fingerprint(assignment)
     counts = Counts()
     with tempfile.TemporaryDirectory(prefix="grader-unzip-") as unzip:
-        entries = intake.discover(options.submissions, assignment.file, Path(unzip))
+        # SUBMISSIONS first: a refused run (no such folder, not a zip) leaves no output folder behind.
+        found = intake.scan(options.submissions, assignment.file, Path(unzip), options.roster, options.layout)
+        _tell(options, found)
+        entries = found.entries
+        layout.prepare()
+        layout.manifest.unlink(missing_ok=True)  # written again only when this run completes: merge's "finished"
         rows: dict[str, Row] = {}
         todo: list[tuple[intake.Entry, str]] = []
         planned = _planned(entries, options)
@@ -404,6 +410,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
             if row.status == "graded":
                 counts.unchanged += 1
                 _keep_report(layout, row, options)
+                _keep_times(layout, row, _key(sha, fp))
             else:
                 write_record(layout, row, "")
         progress.start(len(todo), counts.unchanged)
@@ -425,16 +432,38 @@ def _row_without_grading(entry: intake.Entry, layout: Layout, fp: str, force: bo
     error, unchanged), or ``(None, sha256)`` for one to grade."""
     if entry.path is None:
         status = "missing" if entry.problem == MISSING else "error"
-        return Row(entry.student, status, entry.file, message=entry.problem), ""
+        return stamped(Row(entry.student, status, entry.file, message=entry.problem), entry), ""
     try:
         sha = files.sha256(entry.path)
     except OSError as exc:
-        return Row(entry.student, "error", entry.file, message=f"cannot read {entry.file}: {exc.strerror or exc}"), ""
+        why = f"cannot read {entry.file}: {exc.strerror or exc}"
+        return stamped(Row(entry.student, "error", entry.file, message=why), entry), ""
     old = read_record(layout, entry.student)
     if (not force and old is not None and old[0].status == "graded" and old[1] == _key(sha, fp)
             and layout.card(entry.student).is_file()):
-        return old[0], sha
+        return stamped(old[0], entry), sha
     return None, sha
+
+
+def stamped(row: Row, entry: intake.Entry) -> Row:
+    """``row`` with the LMS's submission time and late flag for ``entry`` (plain data, kept in the record;
+    an unchanged file resubmitted later keeps its card and gets the new time)."""
+    return replace(row, submitted_at=entry.submitted_at, late=entry.late)
+
+
+def _keep_times(layout: Layout, row: Row, key: str) -> None:
+    """An unchanged student's record, rewritten only when the LMS's time or late flag moved."""
+    old = read_record(layout, row.student)
+    if old is None or old[0] != row:
+        write_record(layout, row, key)
+
+
+def _tell(options: BatchOptions, found: intake.Intake) -> None:
+    """The roster's and the download's one-line summaries, and what the download could not give."""
+    if options.say is None:
+        return
+    for line in ([options.roster_line] if options.roster_line else []) + [found.line(), *found.notes]:
+        options.say(line)
 
 
 def _planned(entries: list[intake.Entry], options: BatchOptions) -> list[intake.Entry]:
@@ -494,36 +523,44 @@ def _result_row(kind: str, payload: Any, entry: intake.Entry, sha: str, layout: 
         _, text, _ = payload
         files.write_atomically(layout.card(student), text)
         card = Scorecard.from_dict(json.loads(text))
-        if options is not None and options.report == "html":
-            _write_report(layout, student, card, options.view)
-        return row_from_card(student, card, entry.file, f"cards/{student}.json")
+        if options is not None and options.report is not None:
+            _write_report(layout, student, card, options.view, options.report)
+        return stamped(row_from_card(student, card, entry.file, f"cards/{student}.json"), entry)
     why = payload[1] if kind == "unreadable" else f"not graded: {payload[1]}"
-    return Row(student, "error", entry.file, sha, message=why)
+    return stamped(Row(student, "error", entry.file, sha, message=why), entry)
 
 
-def _write_report(layout: Layout, student: str, card: Scorecard, view: str) -> None:
-    """The student's feedback page (``grader.export.html``), written whenever their card is."""
+def _write_report(layout: Layout, student: str, card: Scorecard, view: str, fmt: str = "html") -> None:
+    """The student's feedback page (``grader.export.html``) or pytest-json-report file
+    (``grader.export.pytest_json``, ``reports/<student>.report.json``), written whenever their card is."""
+    layout.reports.mkdir(parents=True, exist_ok=True)
+    if fmt == "pytest-json":
+        from grader.export import pytest_json
+
+        pytest_json.write(card, layout.reports / f"{student}.report.json", view=view)
+        return
     from grader.export import html  # only for --report html: Jinja and the template load on first use
 
-    layout.reports.mkdir(parents=True, exist_ok=True)
     html.write(card, layout.report(student), view=view)
 
 
 def _keep_report(layout: Layout, row: Row, options: BatchOptions) -> None:
     """An unchanged student keeps their page; one with no page yet, or a page drawn for another
     ``--view`` (an instructor page must never stay where student pages are expected), gets one
-    from the card already there. A card that cannot be read leaves the page as it is."""
-    if options.report != "html":
+    from the card already there. A card that cannot be read leaves the page as it is. A pytest-json
+    report is always written again from the card (milliseconds), so its view is always the one asked."""
+    if options.report is None:
         return
-    from grader.export import html
+    if options.report == "html":
+        from grader.export import html
 
-    if html.page_view(layout.report(row.student)) == options.view:
-        return
+        if html.page_view(layout.report(row.student)) == options.view:
+            return
     try:
         card = Scorecard.from_dict(json.loads(layout.card(row.student).read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):
         return
-    _write_report(layout, row.student, card, options.view)
+    _write_report(layout, row.student, card, options.view, options.report)
 
 
 def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], rows: list[Row], fp: str,

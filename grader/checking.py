@@ -33,6 +33,28 @@ from grader.tape import Tape, TapeMiss
 from grader.warmup import warm_up_judge
 
 MAX_MESSAGE = 1500
+# Where hypothesis keeps its files (example database, constants and charmap caches): a path that can
+# never be a folder, so every write fails quietly (hypothesis catches it) and nothing is read back.
+HYPOTHESIS_HOME = Path("/dev/null/grader-hypothesis")
+
+
+def quiet_hypothesis() -> None:
+    """Make the property checks (hypothesis) write nothing: ``grader grade`` leaves only its outputs.
+
+    The ``grader`` settings profile has ``database=None`` (no example database), and hypothesis's
+    other caches (the constants it reads from a check's source) point at ``HYPOTHESIS_HOME``, where
+    nothing can be created; otherwise both land in ``.hypothesis/`` in whatever folder grading ran
+    from, and a cache a student left there would be read back. A kit without hypothesis (its
+    checks do not use it) has nothing to configure.
+    """
+    try:
+        from hypothesis import settings
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:
+        return
+    settings.register_profile("grader", database=None)
+    settings.load_profile("grader")
+    set_hypothesis_home_dir(HYPOTHESIS_HOME)
 
 
 class ChecksBroken(Exception):
@@ -262,6 +284,8 @@ PYTEST_ARGS = (
     "-p", "no:recwarn", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest", "-p", "no:setuponly",
     "-p", "no:setupplan", "-p", "no:stepwise", "-p", "no:subtests", "-p", "no:hypothesispytest",
     "-p", "no:capture",
+    # Installed plugins the judge does not use: the card is made from pytest's own reports.
+    "-p", "no:pytest_jsonreport", "-p", "no:metadata",
 )
 
 
@@ -284,6 +308,7 @@ class Judge:
         # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
         # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
         torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
+        quiet_hypothesis()  # before pytest imports a check that uses it
         self._broken: ChecksBroken | None = None
         answers: ReferenceFor = lambda check_id: ModuleType("unloadable_reference")  # noqa: E731
         diagnoser = None

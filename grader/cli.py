@@ -22,11 +22,12 @@ from typing import Callable
 from grader.sandbox.launcher import WorkerServer
 
 EXIT_OK, EXIT_CANNOT_GRADE, EXIT_INTERNAL, EXIT_STOPPED = 0, 2, 3, 130
-EXPORT_FORMATS = ("gradebook", "canvas", "junit", "gradescope", "html")
-REPORT_FORMATS = ("html",)  # grader.export.html.REPORT_FORMATS (not imported here: it loads Jinja)
-REPORT_VIEWS = ("student", "instructor")  # grader.export.html.VIEWS
-VIEW_HELP = ("html: what the page shows: 'student' (default) keeps only the status and points of hidden checks, "
-             "'instructor' shows everything, printed output and flags included")
+LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.lms.LAYOUTS (not imported: PyYAML)
+EXPORT_FORMATS = ("gradebook", "canvas", "junit", "gradescope", "html", "pytest-json")
+REPORT_FORMATS = ("html", "pytest-json")  # grader.export.html.REPORT_FORMATS (not imported here: it loads Jinja)
+REPORT_VIEWS = ("student", "instructor")  # grader.export.html.VIEWS, grader.export.pytest_json.VIEWS
+VIEW_HELP = ("html, pytest-json: what the page or report shows: 'student' (default) keeps only the status and "
+             "points of hidden checks, 'instructor' shows everything, printed output and flags included")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
     g.add_argument("--strict", action="store_true", help="refuse to grade unless every isolation layer is active")
     g.add_argument("--report", choices=REPORT_FORMATS,
-                   help="also write a self-contained HTML feedback page beside the card: --out CARD.json writes "
-                        "CARD.html (the --out name with .html for its suffix, so --out may not end in .html)")
+                   help="also write beside the card a self-contained HTML feedback page (html: --out CARD.json "
+                        "writes CARD.html, so --out may not end in .html) or pytest-json-report's JSON "
+                        "(pytest-json: CARD.report.json)")
     g.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP)
 
     a = sub.add_parser("grade-all", help="grade a folder or .zip of a whole class: cards, gradebook.csv, summary.json")
@@ -55,7 +57,13 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--assignment", required=True, help="assignment id from assignments.yaml")
     a.add_argument("--out", type=Path, required=True, help="output folder (cards/, records/, gradebook.csv, summary.json)")
     a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="judges grading at once (default: cores)")
-    a.add_argument("--roster", type=Path, help="CSV with a 'student' column: a 'missing' row for each who submitted nothing")
+    a.add_argument("--roster", type=Path,
+                   help="the class list: a Canvas gradebook export, a Gradescope or Moodle roster, a GitHub Classroom "
+                        "roster, or a CSV with a student/id/login/email column; maps LMS ids to it and adds a "
+                        "'missing' row for each who submitted nothing")
+    a.add_argument("--layout", choices=LMS_LAYOUTS,
+                   help="how SUBMISSIONS is laid out: an LMS's bulk download (canvas, gradescope, moodle), GitHub "
+                        "Classroom clones (classroom) or a file or folder per student (folders); default: recognised")
     a.add_argument("--force", action="store_true", help="re-grade students whose file, config and grader are unchanged")
     a.add_argument("--shard", help="grade only slice K of N (0 <= K < N) by a stable hash of the student id")
     a.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
@@ -66,8 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="similarity.json lists pairs of submissions scoring this or more (default 0.8); "
                         "a review aid, never a penalty")
     a.add_argument("--report", choices=REPORT_FORMATS,
-                   help="also write a feedback page per graded student, reports/<student>.html, whenever their "
-                        "card is written (an unchanged student keeps theirs)")
+                   help="also write per graded student a feedback page, reports/<student>.html (an unchanged "
+                        "student keeps theirs), or pytest-json-report's JSON, reports/<student>.report.json")
     a.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP)
 
     c = sub.add_parser("check", help="students: run the visible checks on your .py or .ipynb file")
@@ -125,10 +133,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("export", help="write graded cards in another format")
     e.add_argument("format", choices=EXPORT_FORMATS)
-    e.add_argument("cards", type=Path, nargs="+", help="scorecard JSON files (the student id is the file name)")
+    e.add_argument("cards", type=Path, nargs="+", help="scorecard JSON files (the student id is the file name); "
+                   "canvas: or one grade-all output folder, whose records include the error students")
     e.add_argument("--out", type=Path, required=True)
     e.add_argument("--roster", type=Path, help="canvas: the roster CSV with canvas_id (and sis_user_id...) columns")
     e.add_argument("--title", help="canvas: the assignment's name in Canvas (default: the card's assignment id)")
+    e.add_argument("--config", type=Path, help="gradescope: the assignments.yaml whose gradescope_visibility applies "
+                   "(default: the course's own, when it has the cards' assignment)")
     e.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP + "; html writes one page per card into the "
                    "--out folder, named after the card")
     return parser
@@ -195,18 +206,43 @@ def _with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace
 def _view(args: argparse.Namespace, wanted: bool) -> str | None:
     """Which view the page gets; None after writing the one-line complaint when --view came alone."""
     if args.view is not None and not wanted:
-        _fail("--view applies to HTML pages only: add --report html (export: the html format)")
+        _fail("--view applies to HTML pages only (and pytest-json reports): add --report html or pytest-json "
+              "(export: those formats)")
         return None
     return args.view or "student"
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    if _view(args, args.report == "html") is None:
+    if _view(args, args.report is not None) is None:
         return EXIT_CANNOT_GRADE
     if args.report == "html" and args.out.suffix == ".html":
         return _fail(f"--out {args.out} ends in .html: the HTML page goes beside the card, so give the card "
                      "another name (e.g. card.json)")
+    if _is_zip(args.submission):
+        name = args.submission.name
+        return _fail(f"{name} is a zip archive: `grader grade` takes one .py or .ipynb file; "
+                     f"use `grader grade-all {name}` for a class")
     return _with_server(args, _grade)
+
+
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")  # a member, an empty archive, a spanned one
+
+
+def _is_zip(path: Path) -> bool:
+    """A zip archive, whatever its name: read as Python it would be graded as a file of gibberish.
+
+    Told by its first bytes (and zipfile's own look at its end, for a zip behind a prefix), so a
+    ``week3.py`` that is really a zip is refused too. Any other file, of any name, is graded as
+    Python (a notebook when it ends in .ipynb); one that cannot be read is refused later.
+    """
+    import zipfile
+
+    try:
+        with path.open("rb") as f:
+            head = f.read(4)
+        return head in ZIP_MAGIC or zipfile.is_zipfile(path)
+    except OSError:
+        return False
 
 
 def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
@@ -235,6 +271,14 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
             html.write(card, page, view=args.view or "student")
         except OSError as exc:
             return _fail(f"cannot write {page}: {exc.strerror or exc}")
+    if args.report == "pytest-json":
+        from grader.export import pytest_json
+
+        report = pytest_json.report_path(args.out)
+        try:
+            pytest_json.write(card, report, view=args.view or "student")
+        except OSError as exc:
+            return _fail(f"cannot write {report}: {exc.strerror or exc}")
     if args.format == "text":
         sys.stdout.write(text.render(card))
     elif args.format == "json":
@@ -245,21 +289,22 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
 
 
 def cmd_grade_all(args: argparse.Namespace) -> int:
-    if _view(args, args.report == "html") is None:
+    if _view(args, args.report is not None) is None:
         return EXIT_CANNOT_GRADE
     from grader import batch, intake
     from grader.config import DEFAULT_CONFIG, ConfigError, load_config
     from grader.progress import Progress
-    from grader.roster import RosterError, read_roster
+    from grader.roster import RosterError, load_roster
 
     try:
         config_path = args.config or DEFAULT_CONFIG
         assignment = load_config(config_path).assignment(args.assignment)
         shard = intake.parse_shard(args.shard) if args.shard else None
-        roster = tuple(read_roster(args.roster)) if args.roster else None
-        options = batch.BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs, roster,
-                                     args.force, shard, args.strict, _similarity_threshold(args),
-                                     report=args.report, view=args.view or "student")
+        roster = load_roster(args.roster) if args.roster else None
+        options = batch.BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs,
+                                     roster.entries if roster else None, args.force, shard, args.strict,
+                                     _similarity_threshold(args), report=args.report, view=args.view or "student",
+                                     layout=args.layout, say=_say, roster_line=roster.line() if roster else "")
         progress = Progress(bar={"auto": None, "bar": True, "lines": False}[args.progress])
         result = batch.grade_all(options, assignment, progress)
     except (ConfigError, RosterError, intake.IntakeError, ValueError) as exc:
@@ -278,6 +323,12 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
     if result.stopped:
         return _fail("interrupted; run the same command again to grade the rest", EXIT_STOPPED)
     return EXIT_INTERNAL if result.counts.grader_errors else EXIT_OK
+
+
+def _say(line: str) -> None:
+    """What grade-all tells staff before grading (the roster's and the download's layout): stderr, one line."""
+    sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -388,17 +439,21 @@ def _guarded(action: Callable[[], int], known: tuple[type[Exception], ...], cann
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    if (view := _view(args, args.format == "html")) is None:
+    if (view := _view(args, args.format in ("html", "pytest-json"))) is None:
         return EXIT_CANNOT_GRADE
     from grader import exports
     from grader.roster import RosterError
 
     try:
-        exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title, view=view)
+        left_out = exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title, view=view,
+                                  config=args.config)
     except (exports.ExportError, RosterError) as exc:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    for row in left_out:  # canvas: as the gradebook, an error is no score; Canvas keeps what it holds
+        why = " ".join(row.message.split())
+        sys.stderr.write(f"grader: canvas: {row.student} left out (error: {why}); their Canvas grade is unchanged\n")
     return EXIT_OK
 
 

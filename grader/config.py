@@ -62,6 +62,8 @@ class AssignmentConfig:
     expected: Path | None = None  # student kit: the visible checks' expected values (``grader release``)
     hidden_checks: int = 0  # student kit: how many checks (pytest items) run only at grading time
     packages: tuple[str, ...] = ()  # extra pip requirements a submission may import (the defaults' first)
+    # ``gradescope_visibility``: (our visibility, Gradescope's) pairs overriding grader.export.gradescope.VISIBILITY
+    gradescope_visibility: tuple[tuple[str, str], ...] = ()
 
     @property
     def is_kit(self) -> bool:
@@ -179,6 +181,8 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
             expected=root / a["expected"] if a.get("expected") else None,
             hidden_checks=int(a.get("hidden_checks", 0)),
             packages=_packages(defaults.get("packages"), a.get("packages")),
+            gradescope_visibility=tuple({**(defaults.get("gradescope_visibility") or {}),
+                                         **(a.get("gradescope_visibility") or {})}.items()),
         )
     return Config(path, out)
 

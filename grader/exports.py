@@ -3,6 +3,14 @@
 Each format is a small module in ``grader/export/``; this only reads the
 cards (the student id is a card's file name, as ``grade-all`` writes them)
 and picks the module.
+
+``canvas`` also takes a ``grade-all`` output folder instead of cards: its
+``records/`` hold a row for every student, ``error`` and ``missing`` ones
+included, which cards alone cannot tell (an error student has no card, and
+would read as a student with no row: an empty cell). From a folder, error
+students are left out of the file exactly as the gradebook leaves their score
+empty, so Canvas keeps whatever grade it holds; ``export`` returns them so
+the command can name them.
 """
 
 from __future__ import annotations
@@ -11,8 +19,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.export import canvas, gradebook_csv, gradescope, html, junit
-from grader.gradebook import exercise_scores, row_from_card
+from grader.export import canvas, gradebook_csv, gradescope, html, junit, pytest_json
+from grader.gradebook import Row, exercise_scores, row_from_card
 from grader.roster import read_roster
 from grader.scorecard import Scorecard
 
@@ -39,15 +47,26 @@ def load_cards(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
 
 
 def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | None = None,
-           title: str | None = None, view: str = "student") -> None:
-    """Write ``card_paths`` as ``fmt`` to ``out`` (html: a folder, one ``<student>.html`` per card)."""
+           title: str | None = None, view: str = "student", config: Path | None = None) -> list[Row]:
+    """Write ``card_paths`` as ``fmt`` to ``out`` (html and pytest-json: a folder, one file per card).
+
+    Returns the ``error`` rows left out (canvas from a grade-all folder), for the command to name.
+    """
+    folders = [p for p in card_paths if p.is_dir()]
+    if folders:
+        if fmt != "canvas" or len(card_paths) != 1:
+            raise ExportError(f"{folders[0]} is a folder: only canvas takes a grade-all output folder (alone); "
+                              "give the other formats card files")
+        return export_canvas_from_batch(folders[0], out, roster, title)
     cards = load_cards(card_paths)
     if fmt == "html":
         write_pages(cards, out, view)
+    elif fmt == "pytest-json":
+        write_pytest_reports(cards, out, view)
     elif fmt == "gradescope":
         if len(cards) != 1:
             raise ExportError(f"gradescope: results.json holds one submission; {len(cards)} cards given")
-        gradescope.write(cards[0][1], out)
+        gradescope.write(cards[0][1], out, gradescope_visibility(cards[0][1].assignment, config))
     elif fmt == "junit":
         junit.write(cards, out)
     else:
@@ -57,23 +76,98 @@ def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | No
             exercises = [name for name, _ in exercise_scores(cards[0][1])]
             gradebook_csv.write(rows, exercises, out)
         elif fmt == "canvas":
-            if roster is None:
-                raise ExportError("canvas: --roster is needed (its canvas_id column gives Canvas' student ids)")
             points = max(card.max_score for _, card in cards)
-            try:
-                canvas.write(rows, read_roster(roster), title or cards[0][1].assignment, points, out)
-            except ValueError as exc:
-                raise ExportError(f"canvas: {exc}") from None
+            return write_canvas(rows, out, roster, title or cards[0][1].assignment, points)
         else:
             raise ExportError(f"unknown format {fmt!r}")
+    return []
+
+
+def gradescope_visibility(assignment: str, config: Path | None) -> dict[str, str]:
+    """The Gradescope visibility per ours for ``assignment``: its ``gradescope_visibility`` in ``config``
+    (which must know it), else in the course's own config when that knows it, else the default."""
+    from grader.config import DEFAULT_CONFIG, ConfigError, load_config
+
+    path = config or DEFAULT_CONFIG
+    try:
+        known = load_config(path).assignments
+    except ConfigError as exc:
+        raise ExportError(str(exc)) from None
+    if assignment not in known:
+        if config is not None:
+            raise ExportError(f"gradescope: {config} has no assignment {assignment!r}, the cards'")
+        return gradescope.visibility_map()
+    try:
+        return gradescope.visibility_map(dict(known[assignment].gradescope_visibility))
+    except ValueError as exc:
+        raise ExportError(f"{path}: {exc}") from None
+
+
+def write_canvas(rows: Sequence[Row], out: Path, roster: Path | None, title: str, points: float) -> list[Row]:
+    """The Canvas import file; the error rows it leaves out (Canvas keeps their grade)."""
+    if roster is None:
+        raise ExportError("canvas: --roster is needed (its canvas_id column gives Canvas' student ids)")
+    try:
+        canvas.write(rows, read_roster(roster), title, points, out)
+    except ValueError as exc:
+        raise ExportError(f"canvas: {exc}") from None
+    return [r for r in rows if r.status == "error"]
+
+
+def export_canvas_from_batch(folder: Path, out: Path, roster: Path | None, title: str | None) -> list[Row]:
+    """Canvas from a grade-all folder's records: every student's row, errors included."""
+    rows = batch_rows(folder)
+    graded = [r for r in rows if r.status == "graded" and r.max_score is not None]
+    if not graded:
+        raise ExportError(f"canvas: {folder} has no graded student: nothing to give Canvas points possible from")
+    assignment = _batch_assignment(folder)
+    return write_canvas(rows, out, roster, title or assignment, max(r.max_score or 0.0 for r in graded))
+
+
+def batch_rows(folder: Path) -> list[Row]:
+    """Every row of a grade-all output folder (``records/<student>.json``, as ``grader.batch`` writes them)."""
+    from grader import batch  # not at import: the other formats never need the batch's modules
+
+    records = sorted((folder / "records").glob("*.json"))
+    if not records:
+        raise ExportError(f"{folder} is not a grade-all output folder (no records/*.json)")
+    rows = []
+    for record in records:
+        found = batch.read_record(batch.Layout(folder), record.stem)
+        if found is None:
+            raise ExportError(f"{record}: unreadable record; run grade-all there again")
+        rows.append(found[0])
+    return rows
+
+
+def _batch_assignment(folder: Path) -> str:
+    """The assignment id grade-all recorded (batch.json, once a run finished), else the folder's name."""
+    try:
+        return str(json.loads((folder / "batch.json").read_text(encoding="utf-8"))["assignment"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return folder.name
+
+
+def write_pytest_reports(cards: Sequence[tuple[str, Scorecard]], out: Path, view: str) -> None:
+    """One pytest-json-report file per card, ``out/<student>.report.json``."""
+    _one_per_name(cards, "pytest-json")
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"pytest-json: --out {out} is a file; give a folder for the reports")
+    out.mkdir(parents=True, exist_ok=True)
+    for student, card in cards:
+        pytest_json.write(card, out / f"{student}.report.json", view=view)
+
+
+def _one_per_name(cards: Sequence[tuple[str, Scorecard]], fmt: str) -> None:
+    students = [student for student, _ in cards]
+    twice = sorted({s for s in students if students.count(s) > 1})
+    if twice:
+        raise ExportError(f"{fmt}: two cards are named {twice[0]!r}; each file is named after its card's file")
 
 
 def write_pages(cards: Sequence[tuple[str, Scorecard]], out: Path, view: str) -> None:
     """One feedback page per card, ``out/<student>.html``; two cards of one name would overwrite each other."""
-    students = [student for student, _ in cards]
-    twice = sorted({s for s in students if students.count(s) > 1})
-    if twice:
-        raise ExportError(f"html: two cards are named {twice[0]!r}; each page is named after its card's file")
+    _one_per_name(cards, "html")
     if out.exists() and not out.is_dir():
         raise ExportError(f"html: --out {out} is a file; give a folder for the pages")
     out.mkdir(parents=True, exist_ok=True)

@@ -34,6 +34,7 @@ import pytest
 from junitparser import JUnitXml
 
 from grader import ci, cli, integrity, scorecard, views
+from grader.checking import cuda_available
 from grader.config import load_config
 from grader.scorecard import CheckResult, Integrity, Scorecard, SubmissionInfo
 from tests.corpus_cases import corpus
@@ -824,3 +825,119 @@ def test_a_sealed_release_unlocks_with_its_key_and_grades_with_every_check(hidde
     card = json.loads((repo / ci.DEFAULT_OUT / "attention.py.json").read_text())
     assert {c["visibility"] for c in card["checks"]} > {"visible"}
     assert set(temp.glob("grader-hidden-*")) <= before  # the decrypted tree is gone
+
+
+# ------------------------------------------------------------------ Classroom's reporter, as it parses the result
+
+# classroom-resources/autograding-grading-reporter@v1, dist/main.js (reproduced, not vendored):
+#   runnerResults = runners.map(r => JSON.parse(Buffer.from(process.env[`${r.toUpperCase()}_RESULTS`],
+#                                                            "base64").toString("utf-8")))
+#   NotifyClassroom: if (!results.max_score) skip; totalPoints += each tests[].score -> "Points t/m" (recorded)
+#   ConsoleResults (the log): passed = tests with status === "pass";
+#                             "Total points for <runner>: (passed / tests.length * max_score).toFixed(2)/<max>"
+ENV_STRING_MAX = 128 * 1024  # Linux MAX_ARG_STRLEN: one "NAME=value" environment string, its NUL included
+
+
+def reporter_reads(result: str) -> dict:
+    """The reporter's decoding of ``GRADER_RESULTS``."""
+    return json.loads(base64.b64decode(result).decode("utf-8"))
+
+
+def classroom_records(results: dict) -> tuple[float, float]:
+    """``NotifyClassroom``: the points Classroom records."""
+    if not results.get("max_score"):
+        return 0.0, 0.0
+    return sum(t["score"] for t in results["tests"]), results["max_score"]
+
+
+def log_points(results: dict) -> tuple[int, float]:
+    """``ConsoleResults`` / ``getTestScore``: (tests counted as passed, the points the log prints)."""
+    passed = sum(t["status"] == "pass" for t in results["tests"])
+    return passed, passed / len(results["tests"]) * (results.get("max_score") or 0)
+
+
+def _outcome_of(card: Scorecard, hidden_run: bool = True) -> ci.Outcome:
+    seal = Integrity("verified")
+    target = ci.Target("attention", Path("/r/attention.py"), "attention.py")
+    graded = ci.Graded(target, ci.shown(card, hidden_run, seal), {c.exercise: 12 for c in card.checks}, False,
+                       "attention.py")
+    plan = ci.HiddenPlan(None, ci.NO_KEY_NOTE, Path("/r/.grader/hidden.bundle"))
+    return ci.Outcome(ci.Environment("github", Path("/r"), Path("/r")), (graded,), plan, seal, 0.0)
+
+
+def _card(n: int, message: str) -> Scorecard:
+    checks = tuple(CheckResult(f"test_check_number_{i:03d}[softmax-float16]", f"exercise_{i % 9}",
+                               ("failed", "error", "timeout", "passed", "skipped")[i % 5], 0.5 if i % 5 == 3 else 0,
+                               1, message, "hidden" if i % 4 == 0 else "visible", duration_s=0.5) for i in range(n))
+    return Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), sum(c.score for c in checks), n, checks)
+
+
+def test_the_classroom_result_stays_far_below_the_environment_limit_and_keeps_every_check():
+    card = _card(133, "x = tensor([1.0, 2.0]) <y> & \u00e9 " * 160)  # ~5 KB each
+    o = _outcome_of(card, hidden_run=False)
+    result = ci.classroom_result(o)
+    assert len(result) <= ci.classroom.RESULT_MAX_CHARS == 64 * 1024
+    results = reporter_reads(result)
+    jsonschema.Draft202012Validator(CLASSROOM_SCHEMA).validate(results)
+    assert [t["test_code"].split("::", 1)[1] for t in results["tests"]] == [c.id for c in o.graded[0].card.checks]
+    assert classroom_records(results) == (pytest.approx(card.score), card.max_score)
+    cut = [t["message"] for t in results["tests"] if t["status"] != "pass"]
+    assert all(0 < len(m) <= ci.classroom.MESSAGE_CHARS for m in cut) and all(m.endswith("…") for m in cut
+                                                                               if views.HIDDEN_MESSAGE not in m)
+    # The real limit: a program starts with it in its environment, as the reporter's node does.
+    subprocess.run(["true"], env={"GRADER_RESULTS": result}, check=True)
+    assert len("GRADER_RESULTS=") + len(result) + 1 <= ENV_STRING_MAX // 2
+
+
+def test_an_uncut_result_is_what_linux_would_refuse():
+    """Without the cut (every message whole), 133 checks of 5 KB are refused by exec: the reporter never starts."""
+    payload = ci.classroom_payload(_outcome_of(_card(133, "y" * 5000), hidden_run=False))
+    whole = ci.classroom.encode({**payload, "tests": [{**t, "message": "y" * 5000} for t in payload["tests"]]})
+    assert len(whole) > ENV_STRING_MAX
+    with pytest.raises(OSError) as info:
+        subprocess.run(["true"], env={"GRADER_RESULTS": whole})
+    assert info.value.errno == 7  # E2BIG: Argument list too long
+
+
+def test_when_checks_alone_are_too_many_the_test_code_goes_before_any_check():
+    card = _card(400, "m" * 200)
+    results = reporter_reads(ci.classroom_result(_outcome_of(card, hidden_run=False)))
+    assert len(results["tests"]) == 400 and all(t["message"] == "" and t["test_code"] == ""
+                                                for t in results["tests"])
+    small = _outcome_of(_card(5, "short"), hidden_run=False)
+    assert reporter_reads(ci.classroom_result(small)) == ci.classroom_payload(small)  # nothing cut when it fits
+
+
+def test_a_skipped_check_is_never_reported_as_passed():
+    checks = (CheckResult("test_a", "softmax", "passed", 1, 1, "", "visible"),
+              CheckResult("test_cuda_matches_cpu[softmax]", "softmax", "skipped", 0, 0, "no CUDA", "visible"),
+              CheckResult("test_b", "softmax", "failed", 0, 1, "wrong", "visible"))
+    card = Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), 1, 2, checks)
+    results = reporter_reads(ci.classroom_result(_outcome_of(card)))
+    skipped = results["tests"][1]
+    assert skipped["status"] == "fail" and "skipped, not graded" in skipped["name"]
+    assert skipped["message"].startswith("Skipped, not graded: no CUDA")
+    assert log_points(results)[0] == 1 and classroom_records(results) == (1, 2)
+
+
+@pytest.fixture(scope="module")
+def stub_graded(release, server, tmp_path_factory) -> CIRun:
+    """The released stub, untouched, graded with every check (the key), for GitHub Classroom."""
+    where = tmp_path_factory.mktemp("stub")
+    repo = student_repo(release, where)
+    environ = github_environ(repo, where / "github", key="test-key")
+    return run_ci(repo, environ, where / "github", server, ci.Options(classroom=True), unlock=FakeUnlock([]))
+
+
+def test_the_stub_scores_0_in_classroom_and_in_the_reporters_log(stub_graded):
+    assert stub_graded.outputs["hidden_checks"] == "run", stub_graded.log[-3000:]
+    results = reporter_reads(stub_graded.outputs["result"])
+    jsonschema.Draft202012Validator(CLASSROOM_SCHEMA).validate(results)
+    card = json.loads((stub_graded.out / "attention.py.json").read_text())
+    skipped = [c for c in card["checks"] if c["status"] == "skipped"]
+    assert len(results["tests"]) == len(card["checks"]) and (skipped or cuda_available())
+    assert float(stub_graded.outputs["score"]) == 0
+    assert classroom_records(results) == (0, float(stub_graded.outputs["max_score"]))
+    passed, printed = log_points(results)
+    assert passed == 0 and f"{printed:.2f}" == "0.00"  # was 4.55/137.5: the 4 skipped GPU checks as "pass"
+    assert len(stub_graded.outputs["result"]) <= ci.classroom.RESULT_MAX_CHARS

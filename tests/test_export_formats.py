@@ -1,25 +1,34 @@
 """Each exporter against the published format it claims: read back, parsed, or schema-checked.
 
 Cards are built from the dataclasses (and checked against the scorecard
-schema), never graded, so no sandbox is needed.
+schema), never graded, so no sandbox is needed; one test grades the stub
+for real, to see ``grade --report pytest-json`` write its file. The
+published formats' own checkers: the Jenkins xunit plugin's junit-10.xsd
+(tests/data, validated with lxml), Gradescope's results.json specification
+(a JSON Schema in tests/data) and the pytest-json-report plugin itself (run
+on a small pytest session for the keys it writes).
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from grader import scorecard
-from grader.export import canvas, gradebook_csv, gradescope, junit
+from grader import batch, cli, exports, scorecard, views
+from grader.config import ConfigError, load_config
+from grader.export import canvas, gradebook_csv, gradescope, junit, pytest_json
 from grader.gradebook import Row
 from grader.roster import RosterEntry, RosterError, read_roster
 from grader.scorecard import CheckResult, Scorecard, SubmissionInfo
 
+ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
 SHA = "ab" * 32
 HOSTILE = "saw <tensor> & \"quotes\" 'too'\x00\x1b[31mred\x1b[0m\x0b\x7f tab\tend\nnext line \ud800 \ufffe"
@@ -78,7 +87,7 @@ def test_roster_reads_known_columns_case_insensitively_and_ignores_the_rest(tmp_
 @pytest.mark.parametrize("content, expected", [
     (None, "cannot read"),
     (b"student,name\nalice,\xff\xfe\n", "line 2: not UTF-8"),
-    (b"id,name\nalice,Ada\n", "no 'student' column"),
+    (b"name,phone\nAda,1\n", "unknown roster layout: no 'student' column or other id column (found 'name', 'phone')"),
     (b"student,name\nalice,Ada\n ,Bob\n", "line 3: empty student id"),
     (b"student\nalice\n\nbob\nalice\n", "lines 2 and 5: student 'alice' appears twice"),
     (b"", "empty roster"),
@@ -244,7 +253,8 @@ def test_junit_counts_match_the_cards(tmp_path: Path) -> None:
     assert alice.get("failures") == str(statuses.count("failed"))
     assert alice.get("errors") == str(statuses.count("error") + statuses.count("timeout"))
     assert alice.get("skipped") == str(statuses.count("skipped"))
-    assert (root.get("tests"), root.get("failures"), root.get("errors"), root.get("skipped")) == ("8", "1", "2", "2")
+    assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "1", "2")
+    assert root.get("skipped") is None  # junit-10.xsd: not on <testsuites>; each suite says its own
     props = {p.get("name"): p.get("value") for p in alice.findall("properties/property")}
     assert (props["score"], props["max_score"]) == ("2.5", "8.5")
     cases = alice.findall("testcase")
@@ -343,8 +353,11 @@ def test_gradescope_status_visibility_names_and_numbers() -> None:
 def test_gradescope_top_level_output_and_stdout() -> None:
     data = gradescope.results(mixed_card())
     assert data["output"].startswith("attention: 2.5 / 8.5 points.")
-    assert data["output"].endswith("hello from the student\n")
-    assert data["stdout_visibility"] == "hidden"
+    assert "hello from the student" not in data["output"]  # printed while hidden checks ran
+    assert data["output"].endswith(gradescope.PRINTED_NOT_SHOWN)
+    assert data["stdout_visibility"] == "hidden" and "visibility" not in data
+    visible_only = make_card([check("t", "softmax", "passed", 1, 1)], output="hello from the student\n")
+    assert gradescope.results(visible_only)["output"].endswith("What your code printed:\nhello from the student\n")
 
 
 def test_gradescope_grader_error_gives_no_grade() -> None:
@@ -353,6 +366,9 @@ def test_gradescope_grader_error_gives_no_grade() -> None:
     assert data["score"] == 0
     assert all(t["score"] == 0 and t["status"] == "failed" for t in data["tests"])
     assert "grader itself failed" in data["output"] and "no grade was given" in data["output"]
+    assert "RuntimeError: boom" in data["output"]  # no hidden check: the detail cannot quote one
+    hidden = make_card([check("t", "softmax", "error", 0, 1, "hidden")], grader_error="ValueError: input [7, 7]")
+    assert "[7, 7]" not in json.dumps(gradescope.results(hidden))
 
 
 def test_gradebook_cells_never_start_a_spreadsheet_formula(tmp_path: Path) -> None:
@@ -361,3 +377,290 @@ def test_gradebook_cells_never_start_a_spreadsheet_formula(tmp_path: Path) -> No
     row = next(csv.DictReader(path.open(newline="", encoding="utf-8")))
     assert row["student"] == "'=HYPERLINK(\"http://x\")"
     assert row["file"] == "'=cmd.py" and row["message"] == "'@SUM(1)"
+
+
+# ---------------------------------------------------------------- gradescope: what a student sees
+
+SECRET = "SECRET-INPUT-31337"  # stands for a hidden check's inputs, wherever they could surface
+
+
+def hostile_card() -> Scorecard:
+    """As a submission that prints its arguments in every function leaves it: the printed output and
+    the hidden checks' messages quote the hidden inputs; a hidden check's diagnosis names them too."""
+    from grader.scorecard import Diagnosis, ExerciseDiagnosis
+
+    checks = [
+        check("test_rows_sum_to_one", "softmax", "failed", 0, 2, message="rows sum to 2 for x=[1, 2]"),
+        check("test_matches_reference_on_random_shapes", "softmax", "failed", 0, 1, "hidden",
+              f"expected softmax({SECRET}) = ..."),
+        check("test_gradients_match_reference", "softmax", "error", 0, 1, "after_due_date", f"raised on {SECRET}"),
+        check("test_large_inputs", "softmax", "skipped", 0, 0, "after_published", f"skipped for {SECRET}"),
+    ]
+    diagnosed = CheckResult("test_shape_kept", "softmax", "failed", 0, 1, f"shape of {SECRET}", "hidden",
+                            diagnosis=Diagnosis("softmax_dim0", f"dim 0 on {SECRET}"))
+    card = make_card([*checks, diagnosed], output=f"called with ({SECRET},)\n" * 3)
+    from dataclasses import replace
+
+    named = ExerciseDiagnosis("softmax", "softmax_dim0", f"dim 0 on {SECRET}", f"seen on {SECRET}",
+                              ("test_shape_kept",))
+    return replace(card, diagnoses=(named,))
+
+
+@pytest.mark.parametrize("mapping", [None, {"hidden": "visible"}, {"hidden": "hidden", "after_due_date": "visible"}])
+def test_gradescope_never_shows_a_hidden_input_whatever_the_visibility(mapping: dict | None) -> None:
+    data = gradescope.results(hostile_card(), mapping)
+    assert SECRET not in json.dumps(data, ensure_ascii=False)
+    jsonschema.validate(data, gradescope_schema())
+    masked = [t for t in data["tests"] if t["name"].split(": ", 1)[1].startswith("hidden check")]
+    assert len(masked) == 4 and all(views.HIDDEN_MESSAGE in t["output"] for t in masked)
+    assert data["tests"][0]["output"] == "rows sum to 2 for x=[1, 2]"  # a visible check keeps its message
+    assert gradescope.PRINTED_NOT_SHOWN in data["output"]
+
+
+@pytest.mark.parametrize("ours, theirs", [(o, t) for o in gradescope.VISIBILITY for t in gradescope.GRADESCOPE_VISIBILITIES])
+def test_gradescope_visibility_setting_maps_each_of_ours_to_the_one_named(ours: str, theirs: str) -> None:
+    mapping = gradescope.visibility_map({ours: theirs})
+    assert mapping[ours] == theirs
+    assert {k: v for k, v in mapping.items() if k != ours} == {k: v for k, v in gradescope.VISIBILITY.items()
+                                                               if k != ours}
+    card = make_card([check("a", "softmax", "passed", 1, 1, v) for v in gradescope.VISIBILITY])
+    tests = gradescope.results(card, {ours: theirs})["tests"]
+    assert [t["visibility"] for t in tests] == [mapping[v] for v in gradescope.VISIBILITY]
+
+
+def test_gradescope_default_mapping_is_the_documented_one() -> None:
+    assert gradescope.visibility_map() == {"visible": "visible", "hidden": "after_published",
+                                           "after_due_date": "after_due_date", "after_published": "after_published"}
+    for bad in ({"hidden": "after_publish"}, {"secret": "hidden"}):
+        with pytest.raises(ValueError, match="gradescope_visibility"):
+            gradescope.visibility_map(bad)
+
+
+def course_config(tmp_path: Path, extra: str) -> Path:
+    """The course's assignments.yaml with ``extra`` under ``defaults:``, references still resolving."""
+    text = (ROOT / "assignments.yaml").read_text().replace("defaults:\n", f"defaults:\n{extra}", 1)
+    path = ROOT / "tests" / "data" / f".tmp-{tmp_path.name}.yaml"  # beside the course: its relative paths hold
+    path.write_text(text)
+    return path
+
+
+def test_gradescope_visibility_setting_in_assignments_yaml_is_validated_and_used(tmp_path: Path) -> None:
+    good = course_config(tmp_path, "  gradescope_visibility: {hidden: visible, after_due_date: hidden}\n")
+    try:
+        assignment = load_config(good).assignment("attention")
+        assert dict(assignment.gradescope_visibility) == {"hidden": "visible", "after_due_date": "hidden"}
+        card_path = tmp_path / "alice.json"
+        card_path.write_text(mixed_card().to_json())
+        out = tmp_path / "results.json"
+        assert cli.main(["export", "gradescope", str(card_path), "--out", str(out), "--config", str(good)]) == 0
+        tests = json.loads(out.read_text())["tests"]
+        assert {t["visibility"] for t in tests} == {"visible"}  # hidden -> visible: the total shows at once
+        for bad, fragment in (("{hidden: after_publish}", "after_publish"), ("{secret: hidden}", "secret")):
+            good.write_text((ROOT / "assignments.yaml").read_text().replace(
+                "defaults:\n", f"defaults:\n  gradescope_visibility: {bad}\n", 1))
+            with pytest.raises(ConfigError, match=fragment):
+                load_config(good)
+    finally:
+        good.unlink()
+
+
+def test_gradescope_export_refuses_a_config_without_the_cards_assignment(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    card_path = tmp_path / "alice.json"
+    card_path.write_text(make_card([check("t", "softmax", "passed", 1, 1)], assignment="other").to_json())
+    out = tmp_path / "results.json"
+    assert cli.main(["export", "gradescope", str(card_path), "--out", str(out),
+                     "--config", str(ROOT / "assignments.yaml")]) == 2
+    assert "has no assignment 'other'" in capsys.readouterr().err and not out.exists()
+    assert cli.main(["export", "gradescope", str(card_path), "--out", str(out)]) == 0  # the default: built-in map
+
+
+# ---------------------------------------------------------------- canvas from a grade-all folder
+
+def batch_folder(tmp_path: Path) -> Path:
+    """A grade-all output folder as batch writes it: a record per student, error and missing included."""
+    layout = batch.Layout(tmp_path / "graded")
+    layout.prepare()
+    for row in [*gradebook_rows(), Row("erin", "graded", "erin/attention.py", SHA, 0.0, 132.5,
+                                       (("softmax", 0.0),), message="no check passed")]:
+        batch.write_record(layout, row, "")
+    layout.manifest.write_text(json.dumps({"assignment": "attention"}))
+    return layout.root
+
+
+def test_canvas_from_a_grade_all_folder_treats_error_students_as_the_gradebook_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = batch_folder(tmp_path)
+    roster = tmp_path / "roster.csv"
+    roster.write_text('student,name,canvas_id\n"o""brien, jr",Pat,101\nbob,,102\ncarol,Carol,103\nerin,Erin,104\n')
+    out = tmp_path / "canvas.csv"
+    assert cli.main(["export", "canvas", str(folder), "--roster", str(roster), "--out", str(out)]) == 0
+    lines = read_rows(out)
+    assert lines[0][-1] == "attention" and lines[1][-1] == "136.5"  # title from batch.json, points from the rows
+    assert lines[2:] == [["Pat", "101", "", "", "", "132.5"], ["bob", "102", "", "", "", ""],
+                         ["Erin", "104", "", "", "", "0"]]  # carol: an error, no line (Canvas keeps her grade)
+    err = capsys.readouterr().err
+    assert err == "grader: canvas: carol left out (error: grader error: worker died); their Canvas grade is unchanged\n"
+
+
+def test_a_folder_is_only_for_canvas(tmp_path: Path) -> None:
+    folder = batch_folder(tmp_path)
+    with pytest.raises(exports.ExportError, match="only canvas takes a grade-all output folder"):
+        exports.export("junit", [folder], tmp_path / "j.xml")
+    with pytest.raises(exports.ExportError, match="not a grade-all output folder"):
+        exports.export("canvas", [tmp_path / "graded" / "cards"], tmp_path / "c.csv", roster=tmp_path / "r.csv")
+
+
+# ---------------------------------------------------------------- junit against the Jenkins xunit plugin's XSD
+
+def junit_xsd():  # type: ignore[no-untyped-def]
+    from lxml import etree
+
+    return etree.XMLSchema(etree.parse(str(DATA / "junit-10.xsd")))
+
+
+@pytest.mark.parametrize("cards", [
+    [("alice", mixed_card()), ("bob", make_card([check("t", "softmax", "passed", 1, 1)]))],
+    [("eve\x00<&>", make_card([check("t[\x1b]", "softmax", "failed", 0, 1, message=HOSTILE)]))],
+    [("carol", make_card([check("t", "softmax", "error", 0, 1)], grader_error="RuntimeError: boom"))],
+])
+def test_junit_validates_against_the_xunit_plugins_junit_10_xsd(tmp_path: Path, cards: list) -> None:
+    from lxml import etree
+
+    path = tmp_path / "junit.xml"
+    junit.write(cards, path)
+    schema = junit_xsd()
+    document = etree.parse(str(path))
+    assert schema.validate(document), schema.error_log
+    assert "skipped" not in document.getroot().attrib  # the one attribute junit-10.xsd refused
+
+
+def test_the_xsd_refuses_what_it_should() -> None:
+    from lxml import etree
+
+    schema = junit_xsd()
+    bad = etree.fromstring(b'<testsuites skipped="1"><testsuite name="a" tests="0" failures="0" errors="0"/>'
+                           b"</testsuites>")
+    assert not schema.validate(bad)
+
+
+# ---------------------------------------------------------------- pytest-json-report
+
+REAL_TESTS = """
+import pytest
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture")
+
+def test_passes(json_metadata):
+    json_metadata["points"] = 1
+
+def test_fails():
+    assert 1 == 2, "rows sum to 2"
+
+@pytest.mark.skip(reason="no CUDA")
+def test_skipped():
+    pass
+
+def test_errors(broken):
+    pass
+"""
+
+
+@pytest.fixture(scope="module")
+def real_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """What the installed pytest-json-report plugin itself writes for a passed, failed, skipped and errored test."""
+    where = tmp_path_factory.mktemp("real")
+    (where / "test_real.py").write_text(REAL_TESTS)
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "pytest_jsonreport", "-p", "no:cacheprovider",
+                    "--json-report", "--json-report-file", str(where / "report.json"),
+                    "--json-report-omit", "collectors", "test_real.py"],
+                   cwd=where, capture_output=True, text=True, timeout=120)
+    return json.loads((where / "report.json").read_text())
+
+
+def test_pytest_json_has_the_plugins_keys_at_every_level(real_report: dict) -> None:
+    ours = pytest_json.report(mixed_card())
+    assert list(ours) == list(real_report) == list(pytest_json.KEYS)
+    real_tests = {t["nodeid"].split("::")[1]: t for t in real_report["tests"]}
+    by_outcome = {t["outcome"]: t for t in ours["tests"]}
+    assert set(by_outcome) == {"passed", "failed", "skipped", "error"}
+    for name, outcome in (("test_passes", "passed"), ("test_fails", "failed"), ("test_skipped", "skipped")):
+        real, mine = real_tests[name], by_outcome[outcome]
+        assert set(mine) == set(real) | {"metadata"}, name
+        for when in ("setup", "call", "teardown"):
+            assert (when in mine) == (when in real), (name, when)
+            if when in mine:
+                assert set(mine[when]) <= set(real[when]) | {"longrepr", "crash"}, (name, when)
+                assert mine[when]["outcome"] == real[when]["outcome"], (name, when)
+    for key in ("crash", "longrepr"):
+        assert key in real_tests["test_fails"]["call"] and key in by_outcome["failed"]["call"]
+    assert set(real_tests["test_fails"]["call"]["crash"]) == set(by_outcome["failed"]["call"]["crash"])
+    assert set(real_report["summary"]) <= {"passed", "failed", "skipped", "error", "total", "collected"}
+    assert set(ours["summary"]) == {"passed", "failed", "skipped", "error", "total", "collected"}
+    assert type(ours["created"]) is type(real_report["created"]) is float
+    assert isinstance(ours["exitcode"], int) and isinstance(ours["environment"], dict)
+
+
+def test_pytest_json_one_test_per_check_with_outcomes_mapped() -> None:
+    card = mixed_card()
+    data = json.loads(json.dumps(pytest_json.report(card, view="instructor")))  # parses as JSON
+    assert [t["nodeid"] for t in data["tests"]] == [f"attention/{c.exercise}::{c.id}" for c in card.checks]
+    mapped = {"passed": "passed", "failed": "failed", "error": "error", "timeout": "error", "skipped": "skipped"}
+    assert [t["outcome"] for t in data["tests"]] == [mapped[c.status] for c in card.checks]
+    assert data["summary"] == {"passed": 2, "failed": 1, "error": 2, "skipped": 2, "total": 7, "collected": 7}
+    assert data["exitcode"] == 1 and data["duration"] == 3.5 and data["root"] == "alice/attention.py"
+    assert data["created"] == 1735689600.0  # graded_at 2025-01-01T00:00:00Z
+    failed = data["tests"][1]
+    assert failed["call"]["longrepr"] == "rows sum to 2, not 1" and failed["call"]["crash"]["message"] == failed[
+        "call"]["longrepr"]
+    skipped = data["tests"][3]
+    assert "call" not in skipped and skipped["setup"]["longrepr"] == "Skipped: no CUDA on this machine"
+    assert [t["metadata"]["score"] for t in data["tests"]] == [c.score for c in card.checks]
+    assert data["tests"][0]["call"]["stdout"] == "hello from the student\n"  # instructor: the printed output
+    assert pytest_json.report(make_card([check("t", "softmax", "skipped", 0, 0)]))["exitcode"] == 0
+    errored = pytest_json.report(make_card([check("t", "softmax", "passed", 1, 1)], grader_error="boom"))
+    assert errored["exitcode"] == 3 and errored["tests"][-1]["nodeid"] == "attention::grader_error"
+
+
+def test_pytest_json_student_view_hides_hidden_checks_details() -> None:
+    text = json.dumps(pytest_json.report(hostile_card()))
+    assert SECRET not in text and "called with" not in text
+    data = json.loads(text)
+    hidden = [t for t in data["tests"] if t["metadata"]["visibility"] != "visible"]
+    assert len(hidden) == 4 and all("hidden check" in t["nodeid"] for t in hidden)
+    assert all(views.HIDDEN_MESSAGE in t.get("call", t["setup"]).get("longrepr", "") for t in hidden)
+    assert data["environment"]["grader_view"] == "student"
+    assert SECRET in json.dumps(pytest_json.report(hostile_card(), view="instructor"))
+
+
+def test_pytest_json_export_and_batch_report(tmp_path: Path) -> None:
+    from grader import intake
+
+    card_path = tmp_path / "alice.json"
+    card_path.write_text(mixed_card().to_json())
+    assert cli.main(["export", "pytest-json", str(card_path), "--out", str(tmp_path / "reports")]) == 0
+    written = json.loads((tmp_path / "reports" / "alice.report.json").read_text())
+    assert written == json.loads(json.dumps(pytest_json.report(mixed_card())))
+    layout = batch.Layout(tmp_path / "out")
+    layout.prepare()
+    options = batch.BatchOptions(tmp_path, "attention", layout.root, ROOT / "assignments.yaml", report="pytest-json")
+    entry = intake.Entry("ada", tmp_path / "attention.py", "ada/attention.py", "")
+    row = batch._result_row("card", ("ada", mixed_card().to_json(), False), entry, "", layout, options)
+    report = layout.reports / "ada.report.json"
+    assert row.status == "graded" and json.loads(report.read_text())["summary"]["total"] == 7
+    report.unlink()
+    batch._keep_report(layout, row, options)  # unchanged student: written again from the card
+    assert report.is_file()
+
+
+def test_grade_report_pytest_json_writes_it_beside_the_card(tmp_path: Path) -> None:
+    out = tmp_path / "stub.json"
+    code = cli.main(["grade", str(ROOT / "exercises/attention.py"), "--assignment", "attention", "--out", str(out),
+                     "--format", "none", "--report", "pytest-json"])
+    assert code == 0
+    card = json.loads(out.read_text())
+    report = json.loads((tmp_path / "stub.report.json").read_text())
+    assert len(report["tests"]) == len(card["checks"]) and report["summary"]["total"] == len(card["checks"])
+    assert {t["outcome"] for t in report["tests"]} <= {"failed", "skipped"}

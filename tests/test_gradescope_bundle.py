@@ -181,7 +181,9 @@ def test_reference_gets_full_marks_with_hidden_checks_after_published(autograder
     assert data["score"] == maximum == course.max_points - gpu_only  # skipped GPU checks dropped, as configured
     assert all(t["status"] == "passed" for t in data["tests"] if t["max_score"] > 0)
     visibility = {t["name"].split(": ", 1)[1].split("[")[0]: t["visibility"] for t in data["tests"]}
-    assert visibility["test_gradients_match_reference"] == "after_published"  # hidden in assignments.yaml
+    assert "test_gradients_match_reference" not in visibility  # hidden in assignments.yaml: its name is masked
+    hidden = [t for t in data["tests"] if ": hidden check " in t["name"]]
+    assert hidden and {t["visibility"] for t in hidden} == {"after_published"}
     assert visibility["test_rows_sum_to_one"] == "visible"
     assert set(visibility.values()) == {"visible", "after_published"}
     assert [line.split(os.pathsep)[0] for line in log.read_text().split()] == [str(root / "source")] * 2
@@ -196,6 +198,42 @@ def test_mutant_loses_points_and_its_diagnosis_reaches_the_student(autograder: P
     failed = [t for t in data["tests"] if t["status"] == "failed" and t["max_score"] > 0]
     assert failed and all(t["score"] < t["max_score"] for t in failed)
     assert any("a softmax taken over the first dimension (dim=0)" in t["output"] for t in failed)
+
+
+LEAK = "LEAKED-ARGUMENTS"  # printed: what the code printed is one stream, hidden checks' calls included
+RAISED = "RAISED-WITH-ITS-INPUT"  # in an exception message: shown for a visible check (its inputs are public)
+WRAPPED = ("attention_scores", "scale_scores", "causal_mask", "apply_mask", "softmax", "mix_values", "attention",
+           "bag_of_past", "split_heads", "merge_heads", "multi_head_attention", "attention_entropy")
+
+
+def prints_its_arguments() -> str:
+    """The reference, with every function printing its arguments (the hidden checks' inputs among them)
+    each time a check calls it, and ``attention_entropy`` raising with them in its message."""
+    source = reference_source()
+    for name in WRAPPED:
+        source += (f"\n\n_{name}_original = {name}\n\n\ndef {name}(*args, **kwargs):\n"
+                   f"    print({LEAK!r}, {name!r}, repr(args), repr(kwargs))\n"
+                   f"    return _{name}_original(*args, **kwargs)\n")
+    return source + (f"\n\ndef attention_entropy(weights):\n"
+                     f"    raise ValueError({RAISED!r} + repr(weights))\n")
+
+
+def test_a_submission_printing_its_arguments_shows_no_hidden_input_to_the_student(autograder: Path,
+                                                                                     tmp_path: Path) -> None:
+    root = layout(autograder, tmp_path / "autograder", {"attention.py": prints_its_arguments()})
+    data = run_autograder(root)
+    assert LEAK not in json.dumps(data, ensure_ascii=False)  # anywhere: top-level output, names, outputs, tags
+    assert results_format.PRINTED_NOT_SHOWN in data["output"]  # it did print; the student is told where to look
+    hidden_names = {c.name for ex in load_config(ROOT / "assignments.yaml").assignment("attention").exercises
+                    for c in ex.checks if c.visibility != "visible"}
+    masked = [t for t in data["tests"] if ": hidden check " in t["name"]]
+    assert masked and all("hidden check: its details" in t["output"] for t in masked)
+    assert not any(t["name"].split(": ", 1)[1].split("[")[0] in hidden_names for t in data["tests"])
+    assert {t["visibility"] for t in masked} == {"after_published"}  # the default mapping
+    entropy = [t for t in data["tests"] if t["name"].startswith("attention_entropy: ")]
+    shown = [t for t in entropy if RAISED in t["output"]]
+    assert shown and all(t["visibility"] == "visible" and ": hidden check " not in t["name"] for t in shown)
+    assert all(RAISED not in t["output"] for t in masked)  # a hidden check's message, the same error: masked
 
 
 # ---------------------------------------------------------------- run_autograder, no grade: never a crash
@@ -246,6 +284,26 @@ def test_pick_skips_hidden_and_underscore_folders(tmp_path: Path) -> None:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x")
     assert gradescope_run.pick(tmp_path, "attention.py") == tmp_path / "hw/attention.ipynb"
+
+
+def test_the_runner_exports_with_the_bundled_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gradescope_run passes the bundle's assignments.yaml, so its gradescope_visibility decides."""
+    calls = []
+
+    def fake_call(command: list[str], env: dict, timeout: float) -> tuple[int, str]:
+        calls.append(command)
+        if command[1] == "grade":
+            Path(command[command.index("--out") + 1]).write_text("{}")
+        return 0, ""
+
+    monkeypatch.setattr(gradescope_run, "call", fake_call)
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "attention.py").write_text("x = 1\n")
+    (tmp_path / "results").mkdir()
+    gradescope_run.run(tmp_path, "grader", "attention", "attention.py", 10)
+    export = calls[-1]
+    assert export[1:3] == ["export", "gradescope"]
+    assert export[export.index("--config") + 1] == str(tmp_path / "source" / "assignments.yaml")
 
 
 def test_every_configured_visibility_maps_to_gradescope() -> None:

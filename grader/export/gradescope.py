@@ -1,7 +1,8 @@
 """A scorecard as Gradescope's autograder ``results.json``.
 
 Format: Gradescope's "Autograder Specifications"
-(https://gradescope-autograders.readthedocs.io/en/latest/specs/), checked in
+(https://gradescope-autograders.readthedocs.io/en/latest/specs/; its source is
+``docs/specs.md`` in github.com/gradescope/autograder_samples), checked in
 this project's tests against ``tests/data/gradescope_results.schema.json``.
 
 Mapping, and why:
@@ -23,31 +24,51 @@ Mapping, and why:
   its points when it keeps them - so the tests add up to exactly the card's
   score and max_score; its output starts with "Skipped, not graded:" so the
   student is not told they failed it.
-* ``visibility``: our ``visible`` -> ``visible``; our ``hidden`` ->
-  ``after_published``: students see hidden checks, names and messages only
-  once staff publish grades, not while they can still resubmit against them.
-  ``after_due_date`` and ``after_published`` (assignments.yaml takes
-  Gradescope's own names too) pass through unchanged. Every visibility the
-  config schema allows is mapped, so no card can fail to export.
+* ``visibility``: a setting, ``gradescope_visibility`` in assignments.yaml
+  (``defaults`` or per assignment; ``grader.config``), maps each of our
+  visibilities to one of Gradescope's four. Default: ``visible`` ->
+  ``visible``, ``hidden`` -> ``after_published``, ``after_due_date`` and
+  ``after_published`` unchanged. Its effect on the total, per the
+  specification's "Controlling Test Case Visibility": "If test cases are
+  hidden, students will not be able to see their total score" - so while any
+  test is not yet shown (an ``after_published`` test until grades are
+  published, an ``after_due_date`` one until the (late) due date), the
+  student sees no total at all; only when every test is ``visible`` is the
+  total shown at once. ``hidden`` tests are never shown (the specification's
+  earlier text said they did not hide the total, being meant for tests worth
+  no points; its current text makes no such exception). No top-level
+  ``visibility`` is written: the per-test values decide.
+* What a student may read (the same rule as ``grader ci`` and the HTML
+  report's student view, ``views.student_view``): a test whose check is not
+  ``visible`` in assignments.yaml shows only its exercise, status and points:
+  its name becomes ``hidden check N`` and its output a neutral sentence,
+  whatever Gradescope visibility it maps to, because its message quotes the
+  hidden inputs and is shown to the student once the test is. The staff read
+  every message in the autograder's stdout (the scorecard table).
 * A known mistake (``card.diagnoses``) is explained once, in the top-level
   ``output`` (only those a visible check shows: the top is seen at once); each
-  diagnosed test's ``output`` ends with a short line naming it. A file-level
-  problem (``card.problem``) is said once at the top too.
-* Text formats are ``text`` throughout: messages and printed output are shown
-  verbatim, never rendered as HTML or Markdown.
-* Top-level ``output`` = a summary line, then what the student's code printed
-  (``card.output``), visible to the student; ``stdout_visibility`` =
-  ``hidden``: the autograder's own stdout is for staff. No top-level
-  ``visibility``: its default, ``visible``, shows the total at once, and a
-  top-level value would only risk overriding the per-test settings above.
+  diagnosed visible test's ``output`` ends with a short line naming it. A
+  file-level problem (``card.problem``) is said once at the top too.
+* Text formats are ``text`` throughout: messages are shown verbatim, never
+  rendered as HTML or Markdown.
+* Top-level ``output`` (always visible to the student) = a summary line, the
+  file's problem and the visible diagnoses; what the student's code printed
+  only when every check of the card is ``visible``. The printed output is one
+  stream for the whole grading: once a hidden check has called the code, a
+  submission that prints its arguments would show that check's inputs, so
+  then a sentence says where to see it instead (``grader check``, which runs
+  the visible checks only). ``stdout_visibility`` = ``hidden``: the
+  autograder's own stdout is for staff.
 * A card with ``grader_error``: ``score`` 0, every test 0, and the output says
   the grader failed and no grade was given, so it is never mistaken for a 0
-  earned by the code.
+  earned by the code; the error's detail only when no check is hidden (it may
+  quote one), else it is in the staff's stdout.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -56,42 +77,81 @@ from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, Scorecard
 
-# Our visibility (grader/schema/assignments.schema.json) -> Gradescope's.
+# Gradescope's test visibilities (the specification's "Controlling Test Case Visibility").
+GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+# Our visibility (grader/schema/assignments.schema.json) -> Gradescope's, unless assignments.yaml's
+# ``gradescope_visibility`` says otherwise for some of them.
 VISIBILITY = {
     "visible": "visible",
     "hidden": "after_published",
     "after_due_date": "after_due_date",
     "after_published": "after_published",
 }
+PRINTED_NOT_SHOWN = ("What your code printed is not shown here: it printed it while hidden checks called it, so it "
+                     "could show their inputs. Run `grader check` on your file to see what it prints under the "
+                     "visible checks.")
+ERROR_DETAIL_TO_STAFF = "the detail is in the autograder's output for course staff"
 
 
-def results(card: Scorecard) -> dict[str, Any]:
-    """The ``results.json`` object for one card."""
+def visibility_map(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``VISIBILITY`` with assignments.yaml's ``gradescope_visibility`` applied; ValueError on a name
+    Gradescope or assignments.yaml does not know (the config schema refuses them first)."""
+    mapping = dict(VISIBILITY)
+    for ours, theirs in (overrides or {}).items():
+        if ours not in VISIBILITY:
+            raise ValueError(f"gradescope_visibility: {ours!r} is not a visibility of assignments.yaml "
+                             f"(known: {', '.join(VISIBILITY)})")
+        if theirs not in GRADESCOPE_VISIBILITIES:
+            raise ValueError(f"gradescope_visibility: {theirs!r} is not a Gradescope visibility "
+                             f"(known: {', '.join(GRADESCOPE_VISIBILITIES)})")
+        mapping[ours] = theirs
+    return mapping
+
+
+def results(card: Scorecard, visibility: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The ``results.json`` object for one card; ``visibility``: ``visibility_map``'s (default: ``VISIBILITY``)."""
+    mapping = visibility_map(visibility)
     failed = bool(card.grader_error)
+    shown = views.student_view(card)  # same checks, same order; hidden ones masked
     return {
         "score": 0 if failed else card.score,
         "execution_time": round(card.duration_s),
-        "output": _summary(card) + (f"\n\nWhat your code printed:\n{card.output}" if card.output else ""),
+        "output": _top_output(card),
         "output_format": "text",
         "stdout_visibility": "hidden",
-        "tests": [_test(check, number, failed) for check, number in zip(card.checks, _numbers(card))],
+        "tests": [_test(check, number, failed, mapping[original.visibility])
+                  for check, original, number in zip(shown.checks, card.checks, _numbers(card))],
     }
 
 
-def write(card: Scorecard, path: Path) -> None:
+def write(card: Scorecard, path: Path, visibility: Mapping[str, str] | None = None) -> None:
     """Write ``results.json`` atomically (Gradescope reads ``/autograder/results/results.json``).
 
     Unix newlines only: ``json.dumps`` escapes any carriage return inside a message,
     and the text is written with ``newline=""``, so no platform adds one.
     """
-    text = json.dumps(results(card), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    text = json.dumps(results(card, visibility), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     write_atomically(path, text)
+
+
+def _any_hidden(card: Scorecard) -> bool:
+    return any(views.is_hidden(c) for c in card.checks)
+
+
+def _top_output(card: Scorecard) -> str:
+    """The summary; the printed output only when no hidden check ran (see the module's docstring)."""
+    if not card.output:
+        return _summary(card)
+    if _any_hidden(card):
+        return f"{_summary(card)}\n\n{PRINTED_NOT_SHOWN}"
+    return f"{_summary(card)}\n\nWhat your code printed:\n{card.output}"
 
 
 def _summary(card: Scorecard) -> str:
     if card.grader_error:
+        detail = ERROR_DETAIL_TO_STAFF if _any_hidden(card) else f"Detail: {card.grader_error}"
         return ("The grader itself failed, so no grade was given for this submission (the 0 is not your score); "
-                f"please tell course staff. Detail: {card.grader_error}")
+                f"please tell course staff. {detail}")
     lines = [f"{card.assignment}: {format_number(card.score)} / {format_number(card.max_score)} points."]
     if card.problem:
         lines.append(f"Your file: {card.problem}")
@@ -111,7 +171,8 @@ def _numbers(card: Scorecard) -> list[str]:
     return numbers
 
 
-def _test(check: CheckResult, number: str, grader_failed: bool) -> dict[str, Any]:
+def _test(check: CheckResult, number: str, grader_failed: bool, visibility: str) -> dict[str, Any]:
+    """One test from the student view of a check (a hidden one is already masked)."""
     output = f"Skipped, not graded: {check.message}" if check.status == "skipped" else check.message
     if check.diagnosis is not None:
         output += f"\nLikely mistake: {check.diagnosis.title}"
@@ -125,5 +186,5 @@ def _test(check: CheckResult, number: str, grader_failed: bool) -> dict[str, Any
         "output": output,
         "output_format": "text",
         "tags": [check.exercise, check.status],
-        "visibility": VISIBILITY[check.visibility],
+        "visibility": visibility,
     }

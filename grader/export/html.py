@@ -29,7 +29,7 @@ from grader.files import write_atomically
 from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard
 
 VIEWS = ("student", "instructor")
-REPORT_FORMATS = ("html",)
+REPORT_FORMATS = ("html", "pytest-json")  # what --report writes: this page, or grader.export.pytest_json
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROBLEM_STATUSES = ("failed", "error", "timeout")
 MATCH = 5e-4  # weights within this of the reference count as the same (the card keeps 4 decimals)

@@ -12,9 +12,11 @@ same sandbox and checks as everywhere else) and ``grader export gradescope``
   a folder), skipping ``.``/``_`` folders (``__MACOSX``, checkpoints). grade-all
   also takes a lone file of another name, because LMS downloads rename files;
   here a wrong name is one resubmission away, and grading the wrong file
-  would say nothing useful. Links are never followed: a link named
-  ``attention.py`` to the reference would otherwise be graded as the
-  student's work.
+  would say nothing useful. Links are never followed, and a submission
+  that holds one (outside ``.``/``_`` folders) is not graded: score 0 and a
+  message naming the link. A link named ``attention.py`` to the reference
+  would otherwise be graded as the student's work, and one to any other file
+  would be read (grader/links.py is the same rule for grade-all and CI).
 * Always leave a ``results.json``. No file, two files, a grader that is not
   installed or that could not grade: score 0 and a message saying why and
   what was expected. Without it Gradescope shows the student only "The
@@ -91,7 +93,9 @@ def run(root: Path, grader: str, assignment: str, file: str, timeout: float) -> 
         if code not in (0, 3) or not card.is_file():  # 3: the grader's own error, and its card says so
             write_message(results, f"The autograder could not grade {picked.name}: {last_line(err)}. " + NO_GRADE)
             return
-        code, err = call([grader, "export", "gradescope", str(card), "--out", str(results)], env, timeout)
+        # --config: the bundle's assignments.yaml, whose gradescope_visibility says what students see when.
+        code, err = call([grader, "export", "gradescope", str(card), "--out", str(results),
+                          "--config", str(source / "assignments.yaml")], env, timeout)
         if code != 0:
             write_message(results, f"The autograder graded {picked.name} but could not write the result: "
                                    f"{last_line(err)}. " + NO_GRADE)
@@ -102,6 +106,12 @@ def pick(folder: Path, file: str) -> Union[Path, str]:
     other = Path(file).stem + (".ipynb" if Path(file).suffix == ".py" else ".py")
     wanted = (file, other)
     expected = f"{file} (or {other})"
+    linked = _links(folder)
+    if linked:
+        more = f", and {len(linked) - 1} more" if len(linked) > 1 else ""
+        return (f"Expected {expected} in your submission as a file, but it holds a symbolic link: "
+                f"{_describe(linked[0], folder)}{more}. Submissions are never read through links: upload "
+                f"{file} itself, with no links, and submit again.")
     everything = _files(folder)
     found = [p for p in everything if p.name in wanted]
     if len(found) == 1:
@@ -123,6 +133,27 @@ def _files(folder: Path) -> List[Path]:
             if not name.startswith((".", "_")) and not path.is_symlink() and path.is_file():
                 found.append(path)
     return sorted(found)
+
+
+def _links(folder: Path) -> List[Path]:
+    """Every symbolic link under ``folder`` outside ``.``/``_`` folders (to a file, a folder or nothing),
+    found with lstat and never entered: the submission holding one is refused, not graded without it."""
+    found = []
+    for top, folders, names in os.walk(folder):  # os.walk lists a linked folder but does not enter it
+        folders[:] = [name for name in folders if not name.startswith((".", "_"))]
+        found += [Path(top) / name for name in folders + names
+                  if not name.startswith((".", "_")) and (Path(top) / name).is_symlink()]
+    return sorted(found)
+
+
+def _describe(link: Path, folder: Path) -> str:
+    """``name (to target)`` on one line: both are the student's text, newlines and all."""
+    try:
+        target = os.readlink(link)
+    except OSError:  # gone since it was listed
+        target = "?"
+    shown = "".join(c if c.isprintable() else "?" for c in f"{link.relative_to(folder).as_posix()} (to {target})")
+    return shown if len(shown) <= 300 else shown[:297] + "..."
 
 
 def _listed(paths: Sequence[Path], folder: Path) -> str:

@@ -1,0 +1,190 @@
+"""A scorecard in pytest-json-report's format, for tools that already read pytest's JSON reports.
+
+The format is the one the ``pytest-json-report`` plugin writes
+(https://github.com/numirias/pytest-json-report, README "Format"), built by
+that package's own serialiser (``pytest_jsonreport.serialize``: each test item,
+each stage, the summary) from a card, without running pytest again: a card's
+checks are already pytest's verdicts. ``tests/test_export_formats.py`` checks
+the result against a report the installed plugin itself writes.
+
+Top level, as the plugin's ``make_report``: ``created`` (the card's
+``graded_at`` as a Unix time, else now), ``duration`` (the card's seconds),
+``exitcode`` (pytest's: 0 every check passed or was skipped, 1 some check did
+not pass, 3 the grader itself failed), ``root`` (the graded file: there is no
+rootdir), ``environment`` (the card's environment, plus ``grader_view``),
+``summary`` (``make_summary``: a count per outcome, ``total`` and
+``collected``) and ``tests``. No ``collectors`` (as ``--json-report-omit
+collectors``) and no ``warnings``.
+
+One test per check, in card order: ``nodeid`` = ``ASSIGNMENT/EXERCISE::CHECK``
+(unique on a card: check ids repeat across exercises), ``lineno`` 0 (a card
+has no source line), ``keywords`` = [check id, exercise, assignment],
+``outcome`` mapped from our status, its stages, and ``metadata`` with the
+points (pytest has none): ``exercise``, ``status``, ``score``, ``max_score``,
+``visibility``. Statuses map as pytest reports them:
+
+* ``passed`` -> ``passed``: setup, call and teardown ``passed``.
+* ``failed`` -> ``failed``: the call stage ``failed``, ``longrepr`` and
+  ``crash.message`` the check's message.
+* ``error`` and ``timeout`` -> ``error`` (as JUnit's ``<error>``: the check
+  could not finish because the code raised or ran out of time): the call stage
+  ``failed`` with the message; pytest keeps ``error`` for fixtures, but a
+  reader counting outcomes sees an error, never a failure of the property.
+* ``skipped`` -> ``skipped``: the setup stage ``skipped`` with ``longrepr``
+  ``Skipped: <why>`` and no call stage, as pytest writes a skip mark.
+
+A card with ``grader_error`` gets one more test, ``ASSIGNMENT::grader_error``,
+``error`` in its setup stage, and ``exitcode`` 3: that card is not a grade.
+
+Views (``views.student_view``, as the HTML report): ``student`` (default)
+keeps only the status and points of hidden checks (``hidden check N``, a
+neutral message, no duration) and writes no stage ``stdout``; ``instructor``
+keeps everything, and the printed output goes into the first test's call
+stage ``stdout``, where pytest keeps a test's captured output.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_jsonreport import serialize
+
+from grader import views
+from grader.files import write_atomically
+from grader.scorecard import CheckResult, Scorecard
+
+VIEWS = ("student", "instructor")
+OUTCOME = {"passed": "passed", "failed": "failed", "error": "error", "timeout": "error", "skipped": "skipped"}
+EXIT_OK, EXIT_TESTS_FAILED, EXIT_INTERNAL = 0, 1, 3  # pytest.ExitCode.OK, TESTS_FAILED, INTERNAL_ERROR
+# The top-level keys the plugin writes when collectors are omitted and nothing warned, in its order.
+KEYS = ("created", "duration", "exitcode", "root", "environment", "summary", "tests")
+
+
+def report(card: Scorecard, view: str = "student") -> dict[str, Any]:
+    """The report object for one card, as ``view`` may see it."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r} (known: {', '.join(VIEWS)})")
+    shown = views.student_view(card) if view == "student" else card
+    tests = [_test(card.assignment, check) for check in shown.checks]
+    if card.grader_error:
+        tests.append(_grader_error(card, view))
+    if view == "instructor" and card.output and tests:
+        tests[0].setdefault("call", _stage("passed", 0.0))["stdout"] = card.output
+    return {
+        "created": _created(card.graded_at),
+        "duration": card.duration_s,
+        "exitcode": _exitcode(card),
+        "root": card.submission.file,
+        "environment": {**card.environment, "grader_view": view},
+        "summary": _summary(tests),
+        "tests": tests,
+    }
+
+
+def write(card: Scorecard, path: Path, view: str = "student") -> None:
+    """Write the report atomically, UTF-8 JSON (the plugin's ``json.dump``, indented for people)."""
+    text = json.dumps(report(card, view), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    write_atomically(path, text)
+
+
+def report_path(card_path: Path) -> Path:
+    """Where ``--report pytest-json`` puts a card's report: ``alice.json`` -> ``alice.report.json``
+    (pytest-json-report's own default name is ``.report.json``)."""
+    return card_path.with_suffix(".report.json")
+
+
+def _created(graded_at: str) -> float:
+    """The card's ``graded_at`` (ISO 8601) as a Unix time, so the same card always gives the same report."""
+    if not graded_at:
+        return time.time()
+    try:
+        moment = dt.datetime.fromisoformat(graded_at.replace("Z", "+00:00"))
+    except ValueError:
+        return time.time()
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.timestamp()
+
+
+def _exitcode(card: Scorecard) -> int:
+    if card.grader_error:
+        return EXIT_INTERNAL
+    return EXIT_TESTS_FAILED if any(c.status not in ("passed", "skipped") for c in card.checks) else EXIT_OK
+
+
+def _summary(tests: list[dict[str, Any]]) -> dict[str, int]:
+    """The plugin's ``make_summary``: a count per outcome, then ``total`` and ``collected``."""
+    return dict(serialize.make_summary({t["nodeid"]: t for t in tests}, collected=len(tests)))
+
+
+@dataclass(frozen=True)
+class _Crash:
+    """What ``make_teststage`` reads of pytest's ``ReprFileLocation``: a check has no source line."""
+
+    message: str
+    path: str = ""
+    lineno: int = 0
+
+
+@dataclass(frozen=True)
+class _Longrepr:
+    """What ``make_teststage`` reads of a failed phase's ``longrepr``: the crash and the text."""
+
+    text: str
+    reprcrash: _Crash | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class _PhaseReport:
+    """The attributes of pytest's ``TestReport`` that ``make_teststage`` reads, for one phase of a check."""
+
+    outcome: str
+    duration: float
+    longrepr: _Longrepr | None = None
+
+    @property
+    def longreprtext(self) -> str:
+        return str(self.longrepr) if self.longrepr else ""
+
+
+def _stage(outcome: str, duration: float, message: str = "", longrepr: str | None = None) -> dict[str, Any]:
+    """A setup/call/teardown stage by the plugin's ``make_teststage`` (``crash`` only on a failure)."""
+    text = message if longrepr is None else longrepr
+    crash = _Crash(message) if outcome == "failed" else None
+    report = _PhaseReport(outcome, duration, _Longrepr(text, crash) if text or crash else None)
+    return serialize.make_teststage(report, "", "", None, omit_traceback=True)
+
+
+def _test(assignment: str, check: CheckResult) -> dict[str, Any]:
+    outcome = OUTCOME[check.status]
+    test: dict[str, Any] = serialize.make_testitem(f"{assignment}/{check.exercise}::{check.id}",
+                                                    [check.id, check.exercise, assignment], ("", 0, ""))
+    test["outcome"] = outcome
+    if outcome == "skipped":
+        test["setup"] = _stage("skipped", 0.0, longrepr=f"Skipped: {check.message}")
+    else:
+        test["setup"] = _stage("passed", 0.0)
+        test["call"] = _stage("passed" if outcome == "passed" else "failed", check.duration_s,
+                              "" if outcome == "passed" else check.message)
+    test["teardown"] = _stage("passed", 0.0)
+    test["metadata"] = {"exercise": check.exercise, "status": check.status, "score": check.score,
+                        "max_score": check.max_score, "visibility": check.visibility}
+    return test
+
+
+def _grader_error(card: Scorecard, view: str) -> dict[str, Any]:
+    """The test that says the card is not a grade; the detail only where hidden checks are not masked."""
+    detail = card.grader_error if view == "instructor" else "the details are shown to course staff only"
+    message = f"the grader itself failed; this card is not a grade: {detail}"
+    test: dict[str, Any] = serialize.make_testitem(f"{card.assignment}::grader_error",
+                                                    ["grader_error", card.assignment], ("", 0, ""))
+    test.update(outcome="error", setup=_stage("failed", 0.0, message), teardown=_stage("passed", 0.0))
+    return test
