@@ -142,10 +142,10 @@ def test_workflow_hardening():
         assert job["timeout-minutes"] > 0, name
         for s in job["steps"]:
             assert "${{" not in s.get("run", ""), f"{name}: pass expressions to run scripts through env"
-    uploads = [s for s in wf["jobs"]["grade"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact@v4")]
+    uploads = [s for s in wf["jobs"]["grade"]["steps"] if s.get("uses", "").startswith("actions/upload-artifact@")]
     assert len(uploads) == 1 and uploads[0]["if"] == "always()"
     assert uploads[0]["with"]["name"] == "shard-${{ matrix.shard }}"
-    download = next(s for s in wf["jobs"]["merge"]["steps"] if s.get("uses") == "actions/download-artifact@v4")
+    download = next(s for s in wf["jobs"]["merge"]["steps"] if s.get("uses", "").startswith("actions/download-artifact@"))
     assert download["with"] == {"pattern": "shard-*", "path": "out", "merge-multiple": False}
     assert wf["jobs"]["merge"]["needs"] == ["plan", "grade"] and "!cancelled()" in wf["jobs"]["merge"]["if"]
 
@@ -232,3 +232,29 @@ def test_merge_job_refuses_an_unfinished_shard(tmp_path):
     assert proc.returncode == 0, proc.stderr
     args = parses(proc.stdout.splitlines())
     assert (args.command, args.dirs, args.out) == ("merge", [out / f"shard-{k}" for k in range(3)], out / "class")
+
+
+# ------------------------------------------------------------------ the image
+
+
+def dockerfile_copies() -> set[str]:
+    """The paths recipes/Dockerfile copies from the build context (its COPY sources), as folders or files."""
+    copied = set()
+    for line in (ROOT / "recipes/Dockerfile").read_text().splitlines():
+        words = line.split()
+        if words[:1] == ["COPY"] and not any(w.startswith("--from") for w in words):
+            copied.update(w.rstrip("/") for w in words[1:-1])
+    return copied
+
+
+def test_the_image_carries_every_file_the_config_names_the_stubs_included():
+    """The reference grades; the stub's starter code is what the similarity report leaves out. An image
+    without `exercises/` would compare students on the starter code every one of them received."""
+    copied = dockerfile_copies()
+    config = yaml.safe_load((ROOT / "assignments.yaml").read_text())
+    named = [a[key] for a in config["assignments"].values() for key in ("reference", "stub") if key in a]
+    assert any(p.startswith("exercises/") for p in named)
+    for path in named:
+        parts = Path(path).parts
+        assert any("/".join(parts[:i]) in copied for i in range(1, len(parts) + 1)), f"{path} is not in the image"
+    assert {"assignments.yaml", "grader", "exercises", "solutions"} <= copied

@@ -88,9 +88,10 @@ def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
     files.update(kit.package_files({a.checks_package for a in assignments}))
     files["grader/course/assignments.yaml"] = kit.kit_config(config, hidden)
     files["pyproject.toml"] = kit.pyproject(kit.course_packages(assignments))
+    files[".gitignore"] = kit.gitignore()
     files["README.md"] = student_readme(assignments, hidden, hidden_key is not None, classroom).encode()
     workflow_path = WORKFLOWS[classroom]
-    files[workflow_path] = workflow(assignments, classroom).encode()
+    files[workflow_path] = workflow(assignments, classroom, sealed=hidden_key is not None).encode()
     if hidden_key is not None:
         previous = out / hidden_bundle.BUNDLE
         earlier = previous.read_bytes() if hidden_bundle.BUNDLE in written_before and previous.is_file() else None
@@ -151,10 +152,13 @@ def student_readme(assignments: list[AssignmentConfig], hidden: dict[str, int], 
                                                            classroom=classroom, workflow=WORKFLOWS[classroom])
 
 
-def workflow(assignments: list[AssignmentConfig], classroom: bool = False) -> str:
+def workflow(assignments: list[AssignmentConfig], classroom: bool = False, sealed: bool = False) -> str:
     """The repository's autograding workflow, ``templates/autograde.yml.j2`` (``classroom.yml.j2``).
 
-    Its own delimiters (``<@ @>``, ``<% %>``): GitHub's expressions are ``${{ }}``, Jinja's default.
+    ``sealed`` (a release with the hidden bundle) is the only rendering whose Grade step receives the
+    secret ``GRADER_HIDDEN_KEY``: a student who can push can rewrite this workflow and print whatever
+    it receives, so a release without the bundle asks for no secret at all and grades the visible
+    checks only. Its own delimiters (``<@ @>``, ``<% %>``): GitHub's expressions are ``${{ }}``, Jinja's default.
     """
     environment = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=False,
                                      keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
@@ -165,7 +169,7 @@ def workflow(assignments: list[AssignmentConfig], classroom: bool = False) -> st
     protected = [WORKFLOWS[classroom], ".grader/**", "grader/**", "pyproject.toml"]
     template = "classroom.yml.j2" if classroom else "autograde.yml.j2"
     return environment.get_template(template).render(paths=submissions + protected, version=__version__,
-                                                     torch=TORCH_VERSION, python=CI_PYTHON)
+                                                     torch=TORCH_VERSION, python=CI_PYTHON, sealed=sealed)
 
 
 def integrity_manifest(files: dict[str, bytes], protected: Sequence[str]) -> bytes:
