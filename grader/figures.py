@@ -7,11 +7,17 @@ a hidden input away. Each figure is computed on its own: a call that raises,
 hangs or returns something unusable turns only that figure into
 ``{"error": reason}``. Nothing here touches a check or a score; the result
 is plain JSON (floats rounded to 4 decimals, a few T x T matrices).
+
+The judge's own numbers (scores, the causal mask, entropies) come from the
+trusted reference's functions, never from code written here: this module
+ships in the student kit, which must hold no exercise's answer
+(``tests/test_release.py`` scans it). The kit has no reference and draws nothing.
 """
 
 from __future__ import annotations
 
 import math
+from functools import cache
 from types import ModuleType
 from typing import Any, Callable
 
@@ -131,8 +137,8 @@ def long_sequence(student: StudentProxy, reference: ModuleType) -> dict[str, Any
 def head_entropy(student: StudentProxy, reference: ModuleType) -> dict[str, Any]:
     """Mean row entropy per head of ``multi_head_attention``, measured here from the returned weights.
 
-    The judge computes the entropy itself, so this picture depends on the
-    student's multi-head attention only, not on their ``attention_entropy``.
+    The judge measures the entropy with the reference's ``attention_entropy``, so this picture
+    depends on the student's multi-head attention only, not on their ``attention_entropy``.
     """
     x = randn(HEADS_B, HEADS_T, HEADS_C, seed=SEED_HEADS)
     ws = [randn(HEADS_C, HEADS_C, seed=SEED_HEADS + 1 + i, scale=HEADS_C ** -0.5) for i in range(4)]
@@ -142,33 +148,35 @@ def head_entropy(student: StudentProxy, reference: ModuleType) -> dict[str, Any]
     _, ref_weights = reference.multi_head_attention(x, *ws, HEADS_H)
     return {
         "heads": HEADS_H,
-        "student": plain(mean_entropy(weights, dims=(0, 2))),
-        "reference": plain(mean_entropy(ref_weights, dims=(0, 2))),
+        "student": plain(mean_entropy(weights, dims=(0, 2), entropy=reference.attention_entropy)),
+        "reference": plain(mean_entropy(ref_weights, dims=(0, 2), entropy=reference.attention_entropy)),
         # Uniform weights over the past (the bag of the past): the most spread a causal head can be.
-        "uniform": _round(sum(math.log(t + 1) for t in range(HEADS_T)) / HEADS_T),
+        # Row t has entropy ln(t + 1); their mean is ln(T!) / T.
+        "uniform": _round(math.lgamma(HEADS_T + 1) / HEADS_T),
     }
 
 
 def break_it(student: StudentProxy, reference: ModuleType) -> dict[str, Any]:
     """The lesson's "break it on purpose" #1: the same attention with and without scaling at head_size 256."""
     q, k, v = (randn(BREAK_T, BREAK_D, seed=SEED_BREAK + i) for i in range(3))
-    raw = q @ k.transpose(-2, -1)
+    raw = reference.attention_scores(q, k)
+    mask = reference.causal_mask(BREAK_T)
+    entropy = reference.attention_entropy
     result: dict[str, Any] = {"head_size": BREAK_D}
     for name, scale in (("scaled", True), ("unscaled", False)):
         _, weights = _attention_pair(student, q, k, v, {"scale": scale}, (BREAK_T, BREAK_D), (BREAK_T, BREAK_T))
-        scores = raw / math.sqrt(BREAK_D) if scale else raw
-        mask = torch.ones(BREAK_T, BREAK_T, dtype=torch.bool).tril()
+        scores = reference.scale_scores(raw, BREAK_D) if scale else raw
         result[name] = {
             "weights": plain(weights),
-            "mean_entropy": _round(float(mean_entropy(weights, dims=(0,)).item())),
+            "mean_entropy": _round(float(mean_entropy(weights, dims=(0,), entropy=entropy).item())),
             # The judge's own view of the raw scores the softmax received: their spread grows with sqrt(d).
             "score_std": _round(float(scores[mask].std().item())),
         }
     _, ref_scaled = reference.attention(q, k, v)
     _, ref_unscaled = reference.attention(q, k, v, scale=False)
     result["reference_mean_entropy"] = {
-        "scaled": _round(float(mean_entropy(ref_scaled, dims=(0,)).item())),
-        "unscaled": _round(float(mean_entropy(ref_unscaled, dims=(0,)).item())),
+        "scaled": _round(float(mean_entropy(ref_scaled, dims=(0,), entropy=entropy).item())),
+        "unscaled": _round(float(mean_entropy(ref_unscaled, dims=(0,), entropy=entropy).item())),
     }
     return result
 
@@ -176,11 +184,27 @@ def break_it(student: StudentProxy, reference: ModuleType) -> dict[str, Any]:
 # ------------------------------------------------------------------ helpers
 
 
-def mean_entropy(weights: torch.Tensor, dims: tuple[int, ...]) -> torch.Tensor:
-    """Row entropies -(p log p).sum(-1) with 0 · log 0 = 0, averaged over ``dims`` (after the sum)."""
-    p = weights.detach().to(torch.float64)
-    terms = torch.where(p > 0, p * torch.log(p.clamp_min(torch.finfo(p.dtype).tiny)), torch.zeros_like(p))
-    return (-terms.sum(-1)).mean(dim=dims)
+def mean_entropy(weights: torch.Tensor, dims: tuple[int, ...],
+                 entropy: Callable[[torch.Tensor], torch.Tensor] | None = None) -> torch.Tensor:
+    """Row entropies (0 · log 0 = 0), in float64, averaged over ``dims`` (of the rows' shape).
+
+    ``entropy``: the reference's ``attention_entropy`` (the default: the course's reference for
+    ``attention``). Borrowed, not written here: this module ships in the student kit.
+    """
+    rows = (entropy or _course_entropy())(weights.detach().to(torch.float64))
+    return rows.mean(dim=dims)
+
+
+@cache
+def _course_entropy() -> Callable[[torch.Tensor], torch.Tensor]:
+    """The course reference's ``attention_entropy`` (trusted code, loaded into the judge once)."""
+    from grader.checking import load_reference
+    from grader.config import load_config
+
+    reference = load_config().assignment("attention").reference
+    if reference is None:
+        raise FigureProblem("no reference to measure entropies with (a student kit draws no figures)")
+    return load_reference(reference).attention_entropy
 
 
 def plain(t: torch.Tensor) -> Any:

@@ -10,8 +10,9 @@ notebook, the code the grader extracts from it) is tokenised by copydetect's
 ``filter_code``: comments and whitespace go, every identifier becomes ``V``
 (``F`` for a defined function), every string or docstring ``S``. Fingerprints
 are the hashes of every ``noise``-character run of that text; those that also
-occur in the assignment's stub (``exercises/<file>``) are dropped, so the
-starter code every student received does not count. A file's share is the
+occur in the starter code are dropped (the assignment's stub, ``exercises/<file>``,
+and the code of the release's notebook built from it: ``starter_tokens``), so
+the starter code every student received does not count. A file's share is the
 part of its own fingerprinted text that the other file also contains
 (copydetect's ``compare_files``); a pair's score is the smaller of its two
 shares, so a pair is listed only when each file is mostly the other.
@@ -114,8 +115,36 @@ def build_store(submissions: Mapping[str, Path], stub: Path | None, previous: Ma
                                  "skipped": f"too long to compare ({len(source)} characters)"}
         else:
             students[student] = {"sha256": sha, "tokens": tokens(source)}
-    boilerplate = tokens(stub.read_text(encoding="utf-8")) if stub is not None and stub.is_file() else ""
-    return {"version": STORE_VERSION, "boilerplate": boilerplate, "students": students}
+    return {"version": STORE_VERSION, "boilerplate": starter_tokens(stub), "students": students}
+
+
+def starter_tokens(stub: Path | None) -> str:
+    """The starter code every student received, as tokens: the stub file, then the code the grader
+    extracts from the release's notebook of that stub (its imports, the stub's definitions and the
+    lesson's given code: the worked example's constants, plotting helpers). A notebook handed in
+    unchanged is thus all starter code, and a student's notebook is compared on their own code only.
+
+    '' without a stub; the stub alone where the course has no lesson text for it (no notebook).
+    """
+    if stub is None or not stub.is_file():
+        return ""
+    parts = [tokens(stub.read_text(encoding="utf-8"))]
+    notebook_code = release_notebook_code(stub)
+    if notebook_code:
+        parts.append(tokens(notebook_code))
+    return "\n".join(parts)
+
+
+def release_notebook_code(stub: Path) -> str:
+    """The code the grader reads from the notebook ``grader release`` builds for ``stub`` ('' if none)."""
+    from grader import notebook
+    from grader.release.notebooks import LESSON_DIR, build_notebook
+
+    lesson = LESSON_DIR / f"{stub.stem}.yaml"
+    if not lesson.is_file():
+        return ""
+    code, _ = notebook.extract(build_notebook(stub, lesson))
+    return code
 
 
 def merge_stores(stores: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -209,7 +238,8 @@ def compare(texts: Mapping[str, str], boilerplate: str, threshold: float = DEFAU
     names = list(prints)
     shares = similarity_matrix(prints, noise)
     found = []
-    for i, j in zip(*np.nonzero(np.triu(np.minimum(shares, shares.T) >= threshold, k=1))):
+    alike = np.minimum(shares, shares.T) >= threshold
+    for i, j in ((i, j) for i, j in zip(*np.nonzero(alike)) if i < j):  # each pair once
         (a, a_share), (b, b_share) = sorted(((names[i], shares[i, j]), (names[j], shares[j, i])))
         found.append(Pair(a, b, round(float(min(a_share, b_share)), 4), round(float(a_share), 4),
                           round(float(b_share), 4)))

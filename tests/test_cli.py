@@ -143,3 +143,67 @@ def test_a_reference_that_cannot_load_gives_a_marked_card_and_exit_3(tmp_path, c
     card = json.loads(out.read_text())
     assert "reference.py cannot be loaded" in card["grader_error"] and card["score"] == 0
     assert capsys.readouterr().err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ nothing left behind
+
+
+def _class_folder(tmp_path: Path) -> Path:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "alice.py").write_text((ROOT / "examples/attention.py").read_text())
+    return klass
+
+
+@pytest.mark.parametrize("refusal", ["no such folder", "not a zip", "unknown assignment", "roster missing",
+                                     "roster without a header", "bad shard"])
+def test_a_refused_grade_all_leaves_nothing_behind(tmp_path, capsys, refusal):
+    klass = _class_folder(tmp_path)
+    fake_zip = tmp_path / "week3.zip"
+    fake_zip.write_text("alice: attention.py\n")
+    empty_roster = tmp_path / "roster.csv"
+    empty_roster.write_text("")
+    out = tmp_path / "graded" / "attention"
+    submissions, extra = {
+        "no such folder": (tmp_path / "nowhere", []),
+        "not a zip": (fake_zip, []),
+        "unknown assignment": (klass, ["--assignment", "nope"]),
+        "roster missing": (klass, ["--roster", str(tmp_path / "missing.csv")]),
+        "roster without a header": (klass, ["--roster", str(empty_roster)]),
+        "bad shard": (klass, ["--shard", "4/4"]),
+    }[refusal]
+    options = {"--assignment": "attention", "--out": str(out), **dict(zip(extra[::2], extra[1::2]))}
+    code = cli.main(["grade-all", str(submissions), *[x for pair in options.items() for x in pair]])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("grader: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "graded").exists()
+
+
+@pytest.mark.parametrize("name", ["week3.zip", "attention.py"])
+def test_grade_refuses_a_zip_by_its_bytes_whatever_its_name(tmp_path, capsys, name):
+    import zipfile
+
+    archive = tmp_path / name
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(ROOT / "examples/attention.py", "alice/attention.py")
+    out = tmp_path / "card.json"
+    code = cli.main(["grade", str(archive), "--assignment", "attention", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert err == (f"grader: {name} is a zip archive: `grader grade` takes one .py or .ipynb file; "
+                   f"use `grader grade-all {name}` for a class\n")
+
+
+def test_grade_writes_nothing_but_its_outputs(tmp_path):
+    """Run from an empty folder: the card and the page asked for, and nothing else (no `.hypothesis/`
+    from the property checks, no cache)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade", str(ROOT / "solutions/attention.py"),
+                           "--assignment", "attention", "--out", "card.json", "--report", "html", "--format", "none"],
+                          capture_output=True, text=True, cwd=work, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.relative_to(work).as_posix() for p in work.rglob("*")) == ["card.html", "card.json"]
+    card = json.loads((work / "card.json").read_text())
+    properties = {c["id"]: c["status"] for c in card["checks"] if "on_random_shapes" in c["id"]}  # hypothesis's
+    assert len(properties) == 2 and set(properties.values()) == {"passed"}, properties

@@ -356,6 +356,51 @@ def test_renamed_and_reformatted_copies_score_high_and_a_different_solution_does
     assert similarity.compare(nothing_shared, "", threshold=0.0) == ([similarity.Pair("x", "y", 0.0, 0.0, 0.0)], {})
 
 
+def release_notebook(solution: str | None = None) -> str:
+    """The notebook `grader release` hands out for the stub, as a student saves it: untouched, or with
+    every exercise cell replaced by ``solution``'s definition of that function."""
+    from grader.release.notebooks import LESSON_DIR, build_notebook
+
+    nb = nbformat.reads(build_notebook(STUB, LESSON_DIR / "attention.yaml"), as_version=4)
+    if solution is not None:
+        tree = ast.parse(solution)
+        defs = {n.name: ast.get_source_segment(solution, n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+        for cell in nb.cells:
+            if "exercise" in cell.metadata.get("tags", []):
+                cell.source = defs[ast.parse(cell.source).body[0].name]
+    return nbformat.writes(nb)
+
+
+def test_the_same_code_as_py_and_as_the_release_notebook_is_listed(tmp_path: Path) -> None:
+    """A notebook is compared on the code the grader extracts, less the release notebook's own code
+    (its imports, the lesson's worked example and helpers): the .py and the filled notebook are one file."""
+    (tmp_path / "py.py").write_text(REFERENCE)
+    (tmp_path / "nb.ipynb").write_text(release_notebook(REFERENCE))
+    (tmp_path / "alt.py").write_text(all_alternatives())
+    store = similarity.build_store({"py": tmp_path / "py.py", "nb": tmp_path / "nb.ipynb",
+                                    "alt": tmp_path / "alt.py"}, STUB, {})
+    report = similarity.report(store, threshold=0.8)
+    pairs = {(p["a"], p["b"]): p["score"] for p in report["pairs"]}
+    assert pairs.get(("nb", "py"), 0.0) >= 0.95, report["pairs"]
+    assert list(pairs) == [("nb", "py")]
+
+
+def test_students_who_only_ran_the_release_notebook_are_not_similar(tmp_path: Path) -> None:
+    """The stub's code in the release notebook is starter code: two untouched notebooks have no code
+    of their own to compare (run or not: saved outputs are not code)."""
+    untouched = release_notebook()
+    ran = nbformat.reads(untouched, as_version=4)
+    for cell in ran.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="NotImplementedError\n")]
+    (tmp_path / "a.ipynb").write_text(untouched)
+    (tmp_path / "b.ipynb").write_text(nbformat.writes(ran))
+    report = similarity.report(similarity.build_store({"a": tmp_path / "a.ipynb", "b": tmp_path / "b.ipynb"},
+                                                      STUB, {}), threshold=0.8)
+    assert report["pairs"] == []
+    assert {s["student"] for s in report["not_compared"]} == {"a", "b"}
+
+
 def test_the_fast_matrix_equals_copydetects_compare_files() -> None:
     from copydetect import compare_files
 
@@ -391,7 +436,7 @@ def test_a_rerun_retokenises_only_changed_files(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(similarity, "tokens", lambda source: seen.append(source) or real(source))
     second = similarity.build_store({"b": tmp_path / "b.py"}, STUB, first)
     assert list(second["students"]) == ["b"]  # a is not in this run's plan (another shard)
-    assert len(seen) == 2 and "X = 1" in seen[0]  # b, and the stub
+    assert len(seen) == 3 and "X = 1" in seen[0]  # b, then the starter code: the stub, the release notebook's
     merged = similarity.merge_stores([{"students": {"a": first["students"]["a"]}, "boilerplate": ""}, second])
     assert list(merged["students"]) == ["a", "b"] and merged["boilerplate"] == second["boilerplate"]
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import ast
 import base64
+import io
 import json
+import re
+import subprocess
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -42,6 +46,24 @@ def test_the_release_holds_exercises_notebooks_kit_and_readme(release):
     for command in ("pip install .", "grader check attention.ipynb", "grader check --watch", "Submit"):
         assert command in readme
     assert "does not mean full marks" in readme
+
+
+def test_the_kit_ignores_environments_caches_and_grader_outputs_but_none_of_its_own_files(release, tmp_path):
+    """A student's repository commits their work and the released files: not a virtual environment,
+    build output, caches, or the grader's cards and results (`git check-ignore` reads the kit's .gitignore)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_bytes((release / ".gitignore").read_bytes())
+    unwanted = [".venv/bin/python", "venv/lib/x.py", "build/lib/grader/cli.py", "dist/kit.whl",
+                "attention_autograder_kit.egg-info/PKG-INFO", "__pycache__/attention.cpython-311.pyc",
+                "grader/__pycache__/cli.cpython-311.pyc", ".ipynb_checkpoints/attention-checkpoint.ipynb",
+                ".hypothesis/constants/abc", ".pytest_cache/v/cache/nodeids", "scorecard.json",
+                "grader-results/attention.json"]
+    released = sorted(bundle_files(release))
+    check = subprocess.run(["git", "-C", str(repo), "check-ignore", "--no-index", "--stdin"],
+                           input="\n".join(unwanted + released), capture_output=True, text=True)
+    assert sorted(check.stdout.split()) == sorted(unwanted), check.stderr
 
 
 def test_kit_check_modules_keep_only_what_the_visible_checks_use(release):
@@ -199,6 +221,102 @@ def test_no_reference_output_on_a_hidden_checks_inputs_reaches_the_bundle(any_re
 
 def _raw(t: torch.Tensor) -> bytes:
     return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+# The answers of every exercise, as the constructions a solution would use: regular expressions on the
+# code (comments and prose strings are blanked first, so a hint that names `masked_fill` in a message is
+# not a finding); a rule written as a tuple needs each of its expressions within WINDOW lines, as in
+# `e = x.exp()` then `return e / e.sum(-1)`. `test_no_reference_code_reaches_the_bundle` finds the
+# reference's own statements; this finds other ways of writing them, in every .py file a student
+# receives but the stubs.
+WINDOW = 3
+ANSWER_PATTERNS: dict[str, tuple[str | tuple[str, ...], ...]] = {
+    "attention_scores": (r"@\s*[\w.]*?(\.\w+\(\))*\.(transpose\(\s*-2\s*,\s*-1\s*\)|mT\b)",
+                         r"\bmatmul\(.*(transpose\(|\.mT\b)", r"\beinsum\(.*->"),
+    "scale_scores": (r"/\s*(math\.|torch\.|np\.)?sqrt\(", r"/\s*\(?[\w.\[\]\-]+\)?\s*\*\*\s*0?\.5\b", r"\brsqrt\("),
+    "causal_mask": (r"\b(tril|triu)(_indices)?_?\(", r"arange\([^)]*\)\s*\[\s*:\s*,\s*None\s*\]\s*[<>]="),
+    "apply_mask": (r"\bmasked_fill_?\(", r"\bwhere\(.*-inf"),
+    "softmax": ((r"\bexp\(", r"\bsum\("), r"\blogsumexp\("),
+    "mix_values": (r"\bweights\s*@\s*v\b",),
+    "bag_of_past": (r"\bcumsum\(", r"\bcummean\("),
+    "split_heads": (r"\.(view|reshape)\(\s*B\s*,\s*T\s*,\s*n_heads", r"\bpermute\(\s*0\s*,\s*2\s*,\s*1\s*,\s*3\s*\)",
+                    r"\.(view|reshape)\([^)]*n_heads[^)]*\)\s*\.\s*transpose\(\s*1\s*,\s*2\s*\)"),
+    "merge_heads": (r"\.transpose\(\s*1\s*,\s*2\s*\)\s*\.\s*(contiguous\(\)\s*\.\s*)?(view|reshape)\(",),
+    "attention_entropy": ((r"\blog2?\(", r"\bsum\("), r"\bxlogy\(", r"\bentr\("),
+    "SelfAttentionHead / MultiHeadAttention": (r"\bregister_buffer\(", r"\bcat\(\s*\[\s*\w+\(\s*x\s*\)\s*for\b"),
+}
+# Answers the kit still holds, each in a file another change must rewrite: the visible checks compute
+# their expected values inline, and the judge's warm-up runs the ops once. The test fails on any other
+# finding, and on one of these once it is gone (then drop it from the list).
+KNOWN_ANSWER_SITES = {
+    # The warm-up runs one matmul against a transpose and one masked_fill on the meta device before the
+    # server forks (their first call imports kernels and torch._dynamo): no exercise's answer (it fills a
+    # full mask with 0), but the scan's patterns see them.
+    ("grader/warmup.py", "attention_scores"),
+    ("grader/warmup.py", "apply_mask"),
+}
+
+
+def code_lines(source: str) -> list[str]:
+    """``source``'s lines with comments and prose strings (any with whitespace) blanked to spaces,
+    line numbers kept; short strings such as ``"-inf"`` stay, they are part of the code."""
+    lines = [list(line) for line in source.splitlines()]
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and any(c.isspace() for c in tok.string)):
+            (row, col), (end_row, end_col) = tok.start, tok.end
+            for r in range(row, end_row + 1):
+                first = col if r == row else 0
+                last = end_col if r == end_row else len(lines[r - 1])
+                lines[r - 1][first:last] = " " * (last - first)
+    return ["".join(line) for line in lines]
+
+
+def answer_findings(files: dict[str, bytes], stubs: set[str]) -> list[tuple[str, int, str, str]]:
+    """``(path, line, exercise, code)`` for every line of every .py file but ``stubs`` that starts an answer."""
+    rules = {ex: [[re.compile(p) for p in ((r,) if isinstance(r, str) else r)] for r in patterns]
+             for ex, patterns in ANSWER_PATTERNS.items()}
+    found = []
+    for path, data in sorted(files.items()):
+        if not path.endswith(".py") or path in stubs:
+            continue
+        lines = code_lines(data.decode("utf-8"))
+        for number, line in enumerate(lines, start=1):
+            window = lines[number - 1:number - 1 + WINDOW]
+            for exercise, exercise_rules in rules.items():
+                if any(first.search(line) and all(any(p.search(w) for w in window) for p in rest)
+                       for first, *rest in exercise_rules):
+                    found.append((path, number, exercise, line.strip()))
+    return found
+
+
+def _stubs() -> set[str]:
+    return {a.file for a in CONFIG.assignments.values()}
+
+
+def test_the_answer_scan_finds_each_exercises_answer_in_the_reference():
+    """The patterns are not vacuous: every exercise's answer in the references is found by them."""
+    references = {f"solutions/{a.reference.name}": a.reference.read_bytes() for a in CONFIG.assignments.values()}
+    found = {exercise for _, _, exercise, _ in answer_findings(references, set())}
+    assert not set(ANSWER_PATTERNS) - found, f"patterns that miss the reference: {set(ANSWER_PATTERNS) - found}"
+
+
+def test_the_answer_scan_reads_code_not_prose():
+    source = ('x = 1  # q @ k.transpose(-2, -1)\n'
+              'raise AssertionError("use scores.masked_fill(~mask, float(\'-inf\'))")\n'
+              'doc = """e = x.exp()\nreturn e / e.sum(-1)"""\n'
+              'w = s.masked_fill(~m, float("-inf"))\n')
+    assert [(line, ex) for _, line, ex, _ in answer_findings({"a.py": source.encode()}, set())] == [(5, "apply_mask")]
+
+
+def test_no_exercises_answer_is_written_in_the_kit(release):
+    """No .py file of the kit but the stubs computes an exercise's answer (the figures, the checks'
+    inputs, ...): each finding is reported as path:line."""
+    found = answer_findings(bundle_files(release), _stubs())
+    new = [f"{path}:{line}: {exercise}: {code}" for path, line, exercise, code in found
+           if (path, exercise) not in KNOWN_ANSWER_SITES]
+    assert not new, "answers in the kit:\n" + "\n".join(new)
+    gone = KNOWN_ANSWER_SITES - {(path, exercise) for path, _, exercise, _ in found}
+    assert not gone, f"no longer in the kit, drop from KNOWN_ANSWER_SITES: {sorted(gone)}"
 
 
 # --- the kit judges like the course --------------------------------------------------------------

@@ -218,3 +218,23 @@ def package_pyproject(name: str, description: str, dependencies: list[str],
     if package_data:
         lines += ["[tool.setuptools.package-data]", f"grader = [{', '.join(json.dumps(p) for p in package_data)}]", ""]
     return "\n".join(lines).encode()
+
+
+# What a student's repository should not commit: environments, build output, caches, and what the
+# grader writes (`grader check --out`, `grader ci --out grader-results`, `grader grade`'s cards and pages).
+GITIGNORE_PATTERNS = (
+    "# Environments and build output",
+    ".venv/", "venv/", "env/", "build/", "dist/", "*.egg-info/",
+    "# Caches",
+    "__pycache__/", "*.py[cod]", ".ipynb_checkpoints/", ".hypothesis/", ".pytest_cache/", ".mypy_cache/",
+    ".DS_Store",
+    "# What the grader writes",
+    "scorecard.json", "card.json", "*.card.json", "grader-results/",
+)
+
+
+def gitignore() -> bytes:
+    """The kit's ``.gitignore``: a student's repository holds their work and the released files only,
+    so a pushed virtual environment or cache never reaches the autograding run or the course's review."""
+    header = "# Written by `grader release`: what this repository should not commit.\n"
+    return (header + "\n".join(GITIGNORE_PATTERNS) + "\n").encode()

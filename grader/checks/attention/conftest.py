@@ -17,6 +17,13 @@ B, H, T, S, D, DV = 2, 3, 5, 7, 4, 6
 C = H * D  # 12
 # A fixed reordering of the T=5 tokens, no token left in place (the permutation-equivariance checks).
 PERMUTATION = torch.tensor([3, 0, 4, 1, 2])
+# The causal mask for T=5 (row t allows columns 0..t), written out as data: these inputs ship in the
+# student kit, which must hold no exercise's answer (tests/test_release.py scans it for one).
+CAUSAL_5 = torch.tensor([[1, 0, 0, 0, 0],
+                         [1, 1, 0, 0, 0],
+                         [1, 1, 1, 0, 0],
+                         [1, 1, 1, 1, 0],
+                         [1, 1, 1, 1, 1]], dtype=torch.bool)
 
 
 def _qkv(*lead: int, t: int = T, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -27,11 +34,13 @@ def _mha_weights(c: int, seed: int) -> tuple[torch.Tensor, ...]:
     return tuple(randn(c, c, seed=seed + i, scale=c**-0.5) for i in range(4))
 
 
-def _weights(*lead: int, t: int = T, seed: int = 0) -> torch.Tensor:
-    """Causal attention weights with exact zeros above the diagonal."""
-    scores = randn(*lead, t, t, seed=seed).to(torch.float64)
-    mask = torch.ones(t, t, dtype=torch.bool).tril()
-    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1).to(torch.float32)
+def _weights(*lead: int, seed: int = 0) -> torch.Tensor:
+    """Causal attention weights for T=5 with exact zeros above the diagonal: each row a random
+    distribution over the positions up to it (positive values over CAUSAL_5, divided by their sum),
+    made without the mask, masking or softmax the exercises ask for."""
+    positive = randn(*lead, T, T, seed=seed, dtype=torch.float64).abs() + 0.1
+    allowed = positive * CAUSAL_5
+    return (allowed / allowed.sum(-1, keepdim=True)).to(torch.float32)
 
 
 def build_cases() -> dict[str, list[Case]]:
@@ -51,7 +60,7 @@ def build_cases() -> dict[str, list[Case]]:
         "causal_mask": [Case("causal_mask", (t,), {}, f"T={t}") for t in (1, 5, 7)],
         "apply_mask": [
             Case("apply_mask", (randn(B, H, T, S, seed=20), mask57), {}, "scores 2x3x5x7, mask 5x7"),
-            Case("apply_mask", (randn(T, T, seed=21), torch.ones(T, T, dtype=torch.bool).tril()), {}, "scores 5x5, causal mask"),
+            Case("apply_mask", (randn(T, T, seed=21), CAUSAL_5.clone()), {}, "scores 5x5, causal mask"),
         ],
         "softmax": [
             Case("softmax", (randn(B, H, T, S, seed=30, scale=3.0),), {}, "scores 2x3x5x7"),
@@ -59,7 +68,7 @@ def build_cases() -> dict[str, list[Case]]:
             Case("softmax", (randn(B, T, H, seed=32),), {"dim": 1}, "scores 2x5x3 with dim=1"),
         ],
         "mix_values": [
-            Case("mix_values", (_weights(B, H, t=T, seed=40), randn(B, H, T, DV, seed=41)), {}, "weights 2x3x5x5, v 2x3x5x6"),
+            Case("mix_values", (_weights(B, H, seed=40), randn(B, H, T, DV, seed=41)), {}, "weights 2x3x5x5, v 2x3x5x6"),
             Case("mix_values", (torch.softmax(randn(T, S, seed=42), -1), randn(S, DV, seed=43)), {}, "weights 5x7, v 7x6"),
         ],
         "attention": [

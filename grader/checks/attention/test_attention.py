@@ -58,10 +58,10 @@ def test_weights_rows_sum_to_one(student, cases):
 
 
 @pytest.mark.exercise("attention")
-def test_weights_lower_triangular(student, cases):
+def test_weights_lower_triangular(student, reference, cases):
     q, k, v = cases["attention"][0].args
     _, w = _attend(student, q, k, v)
-    upper = torch.ones(T, T, dtype=torch.bool).triu(1)
+    upper = ~reference.causal_mask(T)
     future = w[..., upper]
     future = future[torch.isfinite(future)]  # NaN/inf is its own finding (below), not weight on the future
     assert (future == 0).all(), (
@@ -118,11 +118,11 @@ def test_scale_false_does_not_divide(student):
 
 
 @pytest.mark.exercise("attention")
-def test_causal_false_uses_no_mask(student):
+def test_causal_false_uses_no_mask(student, reference):
     """causal=False: every token gives weight to later tokens too. The values are the output checks' business."""
     q, k, v = h.randn(T, D, seed=420), h.randn(T, D, seed=421), h.randn(T, DV, seed=422)
     _, w = _attend(student, q, k, v, causal=False)
-    future = w[torch.ones(T, T, dtype=torch.bool).triu(1)]
+    future = w[~reference.causal_mask(T)]
     assert (future[torch.isfinite(future)] > 0).all(), (
         "`attention(..., causal=False)` still masks the future; without the mask every token sees every token "
         "(apply the causal mask only when causal=True)"
@@ -140,11 +140,11 @@ def test_matches_torch_scaled_dot_product_attention(student):
 
 
 @pytest.mark.exercise("attention")
-def test_zero_scores_give_mean_of_past(student):
+def test_zero_scores_give_mean_of_past(student, reference):
     """The lesson's baseline: zero queries make every score 0; mask, softmax and mix then average the past."""
     v = h.randn(B, T, DV, seed=440)
     out, _ = _attend(student, torch.zeros(B, T, D), h.randn(B, T, D, seed=441), v)
-    want = v.double().cumsum(-2) / torch.arange(1, T + 1, dtype=torch.float64)[:, None]
+    want = reference.bag_of_past(v.double())
     h.expect_close(out, want, "`attention` with zero queries (all scores 0)", torch.float32,
                    "Row t should be the mean of v[:t+1]: each of the first t+1 tokens gets weight 1/(t+1).")
 
@@ -181,12 +181,13 @@ def test_unscaled_weights_saturate(student):
 
 
 @pytest.mark.exercise("bag_of_past")
-def test_row_t_is_mean_of_first_t_plus_1(student):
+def test_row_t_is_mean_of_first_t_plus_1(student, reference):
     v = h.randn(B, T, DV, seed=460)
     got = h.as_tensor(student.bag_of_past(v), "`bag_of_past`")
     h.expect_shape(got, v.shape, "`bag_of_past` on v 2x5x6")
-    want = v.double().cumsum(-2) / torch.arange(1, T + 1, dtype=torch.float64)[:, None]
-    if torch.allclose(got.double(), v.double().cumsum(-2) / T, atol=1e-5):
+    want = reference.bag_of_past(v.double())
+    divided_by_T = want * torch.arange(1, T + 1, dtype=torch.float64)[:, None] / T  # running sums over T
+    if torch.allclose(got.double(), divided_by_T, atol=1e-5):
         raise AssertionError("`bag_of_past` divides every row by T; row t averages t+1 tokens, so divide by t+1")
     h.expect_close(got, want, "`bag_of_past`", torch.float32, "out[t] must be the mean of v[:t+1] (a running mean over the sequence dim)")
 
@@ -236,7 +237,7 @@ def _huge_future_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 @pytest.mark.exercise("attention")
-def test_huge_future_scores_get_no_weight(student):
+def test_huge_future_scores_get_no_weight(student, reference):
     """Masking must happen on the scores: a softmax over all positions, then zeroing the future and
     renormalising, agrees with the right answer on ordinary inputs, but when a future score is ~1e4
     larger, exp() of every allowed score underflows to 0 and the renormalisation divides 0 by 0.
@@ -252,7 +253,7 @@ def test_huge_future_scores_get_no_weight(student):
     out_o, w_o = _attend(student, q_ord, k, v)
     huge, ordinary = "q, k, v whose future scores are about 1e4 larger", "the same q, k, v with ordinary future scores"
     rtol, atol = h.TOLERANCES[torch.float32]
-    magnitude = ((q.double() @ k.double().transpose(-2, -1)).abs().max() / q.shape[-1] ** 0.5).item()
+    magnitude = reference.scale_scores(reference.attention_scores(q.double(), k.double()), q.shape[-1]).abs().max().item()
     rel = precision.softmax_relative_tolerance(magnitude)
     # weights: relative to each weight; the output mixes v, so its error scales with max |v|.
     tolerances = {"weights": (rtol + rel, atol), "output": (rtol, atol + rel * v.abs().max().item())}

@@ -36,28 +36,27 @@ def test_returns_out_and_per_head_weights(student):
     _run(student, x, ws, H)  # checks both shapes
 
 
-def test_matches_torch_scaled_dot_product_attention(student):
+def test_matches_torch_scaled_dot_product_attention(student, reference):
     x, (wq, wk, wv, wo) = _inputs(610)
     out, _ = _run(student, x, (wq, wk, wv, wo), H)
     xd = x.double()
-    split = lambda y: y.view(B, T, H, C // H).transpose(1, 2)  # noqa: E731
-    heads = torch.nn.functional.scaled_dot_product_attention(
-        split(xd @ wq.double()), split(xd @ wk.double()), split(xd @ wv.double()), is_causal=True)
-    want = heads.transpose(1, 2).reshape(B, T, C) @ wo.double()
+    q, k, v = (reference.split_heads(xd @ wi.double(), H) for wi in (wq, wk, wv))
+    heads = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    want = reference.merge_heads(heads) @ wo.double()
     h.expect_close(out, want, "`multi_head_attention` vs torch's scaled_dot_product_attention on the same projections",
                    torch.float32, "Project, split, attend per head, merge, then apply w_o.")
 
 
-def _heads(student, y, n_heads):
-    """The student's own split_heads where it runs (so a head-order bug is not judged here), else the contract's."""
+def _heads(student, contract, y, n_heads):
+    """The student's own split_heads where it runs (so a head-order bug is not judged here), else ``contract``
+    (the reference's split, asked for whatever the student does, so a student kit has it recorded)."""
     try:
         return h.as_tensor(student.split_heads(y, n_heads), "`split_heads`")
     except (StudentError, AssertionError):
-        b, t, c = y.shape
-        return y.view(b, t, n_heads, c // n_heads).transpose(1, 2)
+        return contract
 
 
-def test_scores_scaled_by_sqrt_head_size(student):
+def test_scores_scaled_by_sqrt_head_size(student, reference):
     """Each head's scores are divided by sqrt(head size) = sqrt(C // n_heads), as `attention` does for heads of that size.
 
     Compared with the student's own `attention` on the student's own heads, on the last query
@@ -68,15 +67,18 @@ def test_scores_scaled_by_sqrt_head_size(student):
     sym = lambda w: (w + w.mT) / 2  # noqa: E731
     ws = (sym(ws[0]), sym(ws[1]), ws[2], ws[3])
     _, w = _run(student, x, ws, H)
-    q, k, v = (_heads(student, x @ wi, H) for wi in ws[:3])
+    contract = [reference.split_heads(x @ wi, H) for wi in ws[:3]]
+    contract_weights = reference.attention(*(c.double() for c in contract))[1][..., -1, :]
+    q, k, v = (_heads(student, c, x @ wi, H) for c, wi in zip(contract, ws[:3]))
     try:
         own = h.as_pair(student.attention(q, k, v), "`attention`")[1].double()[..., -1, :]
     except (StudentError, AssertionError):
-        own = torch.softmax(q.double() @ k.double().mT / math.sqrt(C // H), -1)[..., -1, :]
+        own = contract_weights
     last = w.double()[..., -1, :]
     keep = h.finite_entries(last, own)
     if not torch.allclose(last[keep], own[keep], rtol=1e-4, atol=1e-5):
-        by_c = torch.softmax(q.double() @ k.double().mT / math.sqrt(C), -1)[..., -1, :]
+        # The same scores divided by sqrt(C) instead: log-weights are scores / sqrt(C // H) up to a constant per row.
+        by_c = torch.softmax(own.log() * math.sqrt((C // H) / C), -1)
         if torch.allclose(last[keep], by_c[keep], rtol=1e-4, atol=1e-5):
             raise AssertionError("`multi_head_attention` scales by sqrt(C) (the model width); scale by sqrt(C // n_heads), "
                                  "the head size (calling attention on the split heads does exactly that)")
@@ -91,10 +93,10 @@ def test_scores_scaled_by_sqrt_head_size(student):
                                 (own, "`attention` weights (last row) on the same heads", "x 2x5x12, 3 heads"))
 
 
-def test_future_tokens_do_not_change_past_outputs(student):
+def test_future_tokens_do_not_change_past_outputs(student, reference):
     x, ws = _inputs(630)
     out, w = _run(student, x, ws, H)
-    future = w[..., torch.ones(T, T, dtype=torch.bool).triu(1)]
+    future = w[..., ~reference.causal_mask(T)]
     assert (future[torch.isfinite(future)] == 0).all(), (
         "per-head weights must be 0 above the diagonal: with causal=True no token may attend to a later one "
         "(pass causal on to attention, which masks the future with -inf before the softmax)"

@@ -6,7 +6,6 @@ rewriting (active when the project's own tests grade in-process) would append it
 
 from __future__ import annotations
 
-import math
 
 import pytest
 import torch
@@ -17,7 +16,7 @@ from grader.checks.attention.conftest import B, D, S, T
 
 
 @pytest.mark.exercise("attention_scores")
-def test_scores_are_raw_dot_products(student):
+def test_scores_are_raw_dot_products(student, reference):
     q, k = h.randn(B, T, D, seed=201), h.randn(B, S, D, seed=202)
     try:
         got = h.as_tensor(student.attention_scores(q, k), "`attention_scores`")
@@ -26,8 +25,8 @@ def test_scores_are_raw_dot_products(student):
                              "(k.transpose(-2, -1) or k.mT); k.T reverses every dim") from None
     h.expect_shape(got, (B, T, S), "`attention_scores` for q 2x5x4 and k 2x7x4",
                    "Transpose only the last two dims of k (k.transpose(-2, -1)); k.T reverses every dim.")
-    raw = (q.double() @ k.double().transpose(-2, -1))
-    if torch.allclose(got.double(), raw / math.sqrt(D), rtol=1e-4, atol=1e-5):
+    raw = reference.attention_scores(q.double(), k.double())
+    if torch.allclose(got.double(), reference.scale_scores(raw, D), rtol=1e-4, atol=1e-5):
         raise AssertionError("`attention_scores` already divides by sqrt(d); leave scaling to `scale_scores`")
     h.expect_close(got, raw, "`attention_scores`", torch.float32)
 
@@ -48,11 +47,11 @@ def test_scale_divides_by_sqrt_head_size(student):
 
 @pytest.mark.exercise("causal_mask")
 @pytest.mark.parametrize("t", [1, 5, 7])
-def test_mask_is_bool_lower_triangular_with_diagonal(student, t):
+def test_mask_is_bool_lower_triangular_with_diagonal(student, reference, t):
     got = h.as_tensor(student.causal_mask(t), "`causal_mask`")
     h.expect_shape(got, (t, t), f"`causal_mask({t})`")
     assert got.dtype == torch.bool, f"`causal_mask({t})` has dtype {got.dtype}; it must be a bool tensor"
-    want = torch.ones(t, t, dtype=torch.bool).tril()
+    want = reference.causal_mask(t)
     if t > 1 and torch.equal(got, want.T):
         raise AssertionError(f"`causal_mask({t})` is upper-triangular: row t must allow columns 0..t (tril, not triu)")
     if torch.equal(got, want & ~torch.eye(t, dtype=torch.bool)):
