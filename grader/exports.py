@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Callable
 
 from grader.export import canvas, gradebook_csv, gradescope, html, junit, pytest_json
 from grader.gradebook import Row, exercise_scores, row_from_card
@@ -150,12 +151,8 @@ def _batch_assignment(folder: Path) -> str:
 
 def write_pytest_reports(cards: Sequence[tuple[str, Scorecard]], out: Path, view: str) -> None:
     """One pytest-json-report file per card, ``out/<student>.report.json``."""
-    _one_per_name(cards, "pytest-json")
-    if out.exists() and not out.is_dir():
-        raise ExportError(f"pytest-json: --out {out} is a file; give a folder for the reports")
-    out.mkdir(parents=True, exist_ok=True)
-    for student, card in cards:
-        pytest_json.write(card, out / f"{student}.report.json", view=view)
+    _write_each(cards, out, "pytest-json", "reports", lambda card, path: pytest_json.write(card, path, view=view),
+                ".report.json")
 
 
 def _one_per_name(cards: Sequence[tuple[str, Scorecard]], fmt: str) -> None:
@@ -166,10 +163,17 @@ def _one_per_name(cards: Sequence[tuple[str, Scorecard]], fmt: str) -> None:
 
 
 def write_pages(cards: Sequence[tuple[str, Scorecard]], out: Path, view: str) -> None:
-    """One feedback page per card, ``out/<student>.html``; two cards of one name would overwrite each other."""
-    _one_per_name(cards, "html")
+    """One feedback page per card, ``out/<student>.html``."""
+    _write_each(cards, out, "html", "pages", lambda card, path: html.write(card, path, view=view), ".html")
+
+
+def _write_each(cards: Sequence[tuple[str, Scorecard]], out: Path, fmt: str, what: str,
+                write: Callable[[Scorecard, Path], None], suffix: str) -> None:
+    """One file per card in the folder ``out``, named after its card: two cards of one name would overwrite
+    each other, and a file where the folder should be is refused, each in one line."""
+    _one_per_name(cards, fmt)
     if out.exists() and not out.is_dir():
-        raise ExportError(f"html: --out {out} is a file; give a folder for the pages")
+        raise ExportError(f"{fmt}: --out {out} is a file; give a folder for the {what}")
     out.mkdir(parents=True, exist_ok=True)
     for student, card in cards:
-        html.write(card, out / f"{student}.html", view=view)
+        write(card, out / f"{student}{suffix}")
