@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from grader import checking, figures, scoring
+from grader import checking, figures, scoring, seeds
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
 from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
@@ -72,14 +72,22 @@ class Grader:
 
     def __init__(self, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
                  server: WorkerServer | None = None, strict: bool = False, select: str | None = None,
-                 visible_only: bool = False, reference: checking.ReferenceFor | None = None) -> None:
+                 visible_only: bool = False, reference: checking.ReferenceFor | None = None,
+                 course_secret_file: Path | None = None) -> None:
         """Raises ConfigError or SecretsExposed (the CLI's exit 2) before anything starts.
 
         ``visible_only``: run only the checks students may see (``grader check``);
         ``reference``: what each check's ``reference`` fixture gets instead of the assignment's
-        reference (``grader release`` passes a ``tape.Recorder``'s ``for_check``).
+        reference (``grader release`` passes a ``tape.Recorder``'s ``for_check``);
+        ``course_secret_file``: the course secret that gives each student hidden inputs of their own
+        (``grader.seeds``; else ``$GRADER_COURSE_SECRET`` or the config's ``course_secret_file:``).
         """
         assignment = load_config(config_path).assignment(assignment_id)
+        try:
+            self._secret = None if visible_only else seeds.course_secret(course_secret_file, config_path)
+        except seeds.SecretError as exc:
+            raise ConfigError(str(exc)) from None
+        self._visible_only = visible_only
         if assignment.is_kit and not visible_only:
             raise ConfigError("this is the student kit: it has only the visible checks, so it cannot grade; "
                               "run `grader check FILE` (your work is graded with every check when you submit it)")
@@ -93,20 +101,29 @@ class Grader:
         self._judge = checking.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference)
         self._reference: ModuleType | None = None  # the figures' own copy, loaded at the first grade that draws
 
-    def grade(self, path: Path) -> Scorecard:
+    def grade(self, path: Path, student: str | None = None, *, seed: int | None = None) -> Scorecard:
         """Grade one submission file. Raises only for what the CLI reports as exit 2:
         UnreadableSubmission (its SubmissionTooLarge included: code over the size limit, which is
         reported with its reason, never graded 0) and StrictModeRefused; every other failure becomes a
         card with ``grader_error``.
+
+        ``student``: whose file it is (default: the file's stem); with a course secret their hidden
+        checks get inputs of their own (``grader.seeds``). ``seed``: that seed itself (benches, tests).
         """
         submission = load_submission(Path(path), flagged_calls=self.assignment.flagged_calls)
-        return self._grade(submission)
+        return self._grade(submission, self.input_seed(student or Path(path).stem) if seed is None else seed)
 
-    def _grade(self, submission: Submission) -> Scorecard:
+    def input_seed(self, student: str | None) -> int:
+        """The seed of ``student``'s hidden inputs: 0 without a course secret (or in the student kit)."""
+        return seeds.student_seed(self._secret, self.assignment.id, student)
+
+    def _grade(self, submission: Submission, seed: int = seeds.NO_SECRET) -> Scorecard:
         assignment = self.assignment
         started = time.monotonic()
         graded_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         env = environment(self.cuda)
+        if not self._visible_only:  # the student kit runs no hidden check: nothing to say
+            env.update(seeds.environment_entries(seed, self._secret))
         if submission.problem:
             checks = scoring.problem_results(assignment, scoring.FILE_PROBLEM_REFERENCE, self.cuda,
                                              collected=self._judge.collected())
@@ -122,7 +139,7 @@ class Grader:
                 env["isolation"] = dict(sorted(worker.layers.items()))
                 _enforce_strict(self.strict, worker.layers)
                 student = StudentProxy(worker)
-                outcomes = self._judge.run(checking.Context(student, worker, submission))
+                outcomes = self._judge.run(checking.Context(student, worker, submission, seed))
                 pictures = self._figures(student, worker)
                 worker.close()  # before reading the output, so all of it is in
                 checks = scoring.check_results(outcomes, assignment)
@@ -175,14 +192,14 @@ class Grader:
 
 
 def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
-          server: WorkerServer | None = None, strict: bool = False) -> Scorecard:
+          server: WorkerServer | None = None, strict: bool = False, student: str | None = None) -> Scorecard:
     """Grade one submission file with a grader of its own (see ``Grader.grade``).
 
     Raises ConfigError, UnreadableSubmission, SecretsExposed or StrictModeRefused
     (the CLI's exit 2).
     """
     with Grader(assignment_id, config_path=config_path, server=server, strict=strict) as grader:
-        return grader.grade(path)
+        return grader.grade(path, student)
 
 
 def error_card(assignment: AssignmentConfig, submission: Submission, exc: BaseException, env: dict[str, Any],

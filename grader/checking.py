@@ -95,6 +95,7 @@ class Context:
     student: StudentProxy
     worker: Any  # SubmissionWorker: its ``incidents`` count crashes and timeouts
     submission: Submission
+    seed: int = 0  # this student's hidden inputs (``grader.seeds``); 0: the inputs written in the checks
 
 
 ReferenceFor = Callable[[str], Any]  # check id -> what its ``reference`` fixture hands it
@@ -142,6 +143,12 @@ class GraderPlugin:
     @pytest.fixture
     def submission(self) -> Submission:
         return self._now().submission
+
+    @pytest.fixture
+    def hidden_seed(self) -> int:
+        """The seed of this submission's hidden inputs (``grader.seeds``): only hidden checks read it,
+        so visible checks (and the kit's recorded answers) keep the same inputs for everyone."""
+        return self._now().seed
 
     @pytest.fixture
     def assignment(self) -> AssignmentConfig:

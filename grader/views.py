@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard
+from grader.seeds import HIDDEN_ENVIRONMENT_KEYS
 
 VISIBLE = "visible"  # every other visibility (hidden, after_due_date, after_published) is masked
 HIDDEN_MESSAGE = "hidden check: its details are shown to course staff only"
@@ -23,7 +24,7 @@ def student_view(card: Scorecard) -> Scorecard:
     Checks that are not ``visible`` keep their exercise, status, score and
     max_score; their name becomes ``hidden check N``, their message a neutral
     text, and their diagnosis and duration go. ``flags`` are notes for course staff ("review by hand")
-    and go too. ``figures`` stay: they come from public inputs only.
+    and go too, as does the seed of the hidden inputs (``environment.input_seed``). ``figures`` stay: they come from public inputs only.
     Scores and totals are untouched, so the student sees the same grade.
     """
     hidden = 0
@@ -33,7 +34,14 @@ def student_view(card: Scorecard) -> Scorecard:
             hidden += 1
             check = _masked(check, hidden)
         checks.append(check)
-    return replace(card, checks=tuple(checks), flags=(), diagnoses=_visible_diagnoses(card))
+    return replace(card, checks=tuple(checks), flags=(), diagnoses=_visible_diagnoses(card),
+                   environment=_visible_environment(card.environment))
+
+
+def _visible_environment(env: dict) -> dict:
+    """The seed of the student's hidden inputs (``grader.seeds``) and the note that there is none go:
+    with the seed (and the checks' source) a student could rebuild those inputs."""
+    return {k: v for k, v in env.items() if k not in HIDDEN_ENVIRONMENT_KEYS}
 
 
 def _visible_diagnoses(card: Scorecard) -> tuple[ExerciseDiagnosis, ...]:

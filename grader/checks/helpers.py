@@ -77,6 +77,27 @@ def randn(*shape: int, seed: int, dtype: torch.dtype = torch.float32, scale: flo
     return (torch.randn(*shape, generator=g, dtype=torch.float64) * scale).to(dtype)
 
 
+SEED_SHIFT = 20  # a check's own seeds stay below 2**20, so salted seeds of different inputs never meet
+
+
+def seed(n: int, salt: int) -> int:
+    """A hidden check's seed ``n`` for the student whose hidden inputs are ``salt`` (the ``hidden_seed``
+    fixture, ``grader.seeds``): ``n`` itself for salt 0 (the inputs written in the checks), and for
+    another salt a seed of that student's own. Visible checks never call this: their inputs are the
+    same for everyone."""
+    return n if not salt else (salt << SEED_SHIFT) + n
+
+
+def seed_examples(test: Callable[..., Any], salt: int) -> int:
+    """Make a hypothesis property check draw this student's examples: ``hypothesis.seed(salt)`` on the
+    check (salt 0: none, so ``derandomize`` gives the examples every student got before). Called by a
+    fixture of the check itself (``request.function``), before hypothesis draws; returns ``salt``."""
+    from hypothesis import seed as hypothesis_seed
+
+    hypothesis_seed(salt or None)(test)
+    return salt
+
+
 def shape_text(x: Any) -> str:
     return "x".join(str(s) for s in x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
 

@@ -8,10 +8,12 @@ inputs, B=1, H=1, T=1.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import pytest
 import torch
 
-from grader.checks.helpers import Case, randn
+from grader.checks.helpers import Case, randn, seed, seed_examples
 
 B, H, T, S, D, DV = 2, 3, 5, 7, 4, 6
 C = H * D  # 12
@@ -43,63 +45,69 @@ def _weights(*lead: int, seed: int = 0) -> torch.Tensor:
     return (allowed / allowed.sum(-1, keepdim=True)).to(torch.float32)
 
 
-def build_cases() -> dict[str, list[Case]]:
-    mask57 = torch.rand(T, S, generator=torch.Generator().manual_seed(5)) > 0.4
+def build_cases(salt: int = 0) -> dict[str, list[Case]]:
+    """Every function's cases. ``salt`` 0: the inputs every student gets (the visible checks', which the
+    student kit replays); another salt: a student's own hidden inputs (``hidden_cases``), same shapes."""
+
+    def s(n: int) -> int:
+        return seed(n, salt)
+
+    mask57 = torch.rand(T, S, generator=torch.Generator().manual_seed(s(5))) > 0.4
     mask57[:, 0] = True
     return {
         "attention_scores": [
-            Case("attention_scores", (randn(T, D, seed=1), randn(S, D, seed=2)), {}, "q 5x4, k 7x4 (no batch dims)"),
-            Case("attention_scores", (randn(B, T, D, seed=3), randn(B, S, D, seed=4)), {}, "q 2x5x4, k 2x7x4"),
-            Case("attention_scores", (randn(B, H, T, D, seed=5), randn(B, H, S, D, seed=6)), {}, "q 2x3x5x4, k 2x3x7x4"),
-            Case("attention_scores", (randn(1, 1, D, seed=7), randn(1, 1, D, seed=8)), {}, "T=1"),
+            Case("attention_scores", (randn(T, D, seed=s(1)), randn(S, D, seed=s(2))), {}, "q 5x4, k 7x4 (no batch dims)"),
+            Case("attention_scores", (randn(B, T, D, seed=s(3)), randn(B, S, D, seed=s(4))), {}, "q 2x5x4, k 2x7x4"),
+            Case("attention_scores", (randn(B, H, T, D, seed=s(5)), randn(B, H, S, D, seed=s(6))), {}, "q 2x3x5x4, k 2x3x7x4"),
+            Case("attention_scores", (randn(1, 1, D, seed=s(7)), randn(1, 1, D, seed=s(8))), {}, "T=1"),
         ],
         "scale_scores": [
-            Case("scale_scores", (randn(B, H, T, S, seed=10, scale=4.0), 16), {}, "scores 2x3x5x7, head_size 16"),
-            Case("scale_scores", (randn(T, S, seed=11), 6), {}, "scores 5x7, head_size 6"),
+            Case("scale_scores", (randn(B, H, T, S, seed=s(10), scale=4.0), 16), {}, "scores 2x3x5x7, head_size 16"),
+            Case("scale_scores", (randn(T, S, seed=s(11)), 6), {}, "scores 5x7, head_size 6"),
         ],
         "causal_mask": [Case("causal_mask", (t,), {}, f"T={t}") for t in (1, 5, 7)],
         "apply_mask": [
-            Case("apply_mask", (randn(B, H, T, S, seed=20), mask57), {}, "scores 2x3x5x7, mask 5x7"),
-            Case("apply_mask", (randn(T, T, seed=21), CAUSAL_5.clone()), {}, "scores 5x5, causal mask"),
+            Case("apply_mask", (randn(B, H, T, S, seed=s(20)), mask57), {}, "scores 2x3x5x7, mask 5x7"),
+            Case("apply_mask", (randn(T, T, seed=s(21)), CAUSAL_5.clone()), {}, "scores 5x5, causal mask"),
         ],
         "softmax": [
-            Case("softmax", (randn(B, H, T, S, seed=30, scale=3.0),), {}, "scores 2x3x5x7"),
-            Case("softmax", (randn(T, S, seed=31),), {"dim": 0}, "scores 5x7 with dim=0"),
-            Case("softmax", (randn(B, T, H, seed=32),), {"dim": 1}, "scores 2x5x3 with dim=1"),
+            Case("softmax", (randn(B, H, T, S, seed=s(30), scale=3.0),), {}, "scores 2x3x5x7"),
+            Case("softmax", (randn(T, S, seed=s(31)),), {"dim": 0}, "scores 5x7 with dim=0"),
+            Case("softmax", (randn(B, T, H, seed=s(32)),), {"dim": 1}, "scores 2x5x3 with dim=1"),
         ],
         "mix_values": [
-            Case("mix_values", (_weights(B, H, seed=40), randn(B, H, T, DV, seed=41)), {}, "weights 2x3x5x5, v 2x3x5x6"),
-            Case("mix_values", (torch.softmax(randn(T, S, seed=42), -1), randn(S, DV, seed=43)), {}, "weights 5x7, v 7x6"),
+            Case("mix_values", (_weights(B, H, seed=s(40)), randn(B, H, T, DV, seed=s(41))), {}, "weights 2x3x5x5, v 2x3x5x6"),
+            Case("mix_values", (torch.softmax(randn(T, S, seed=s(42)), -1), randn(S, DV, seed=s(43))), {}, "weights 5x7, v 7x6"),
         ],
         "attention": [
-            Case("attention", _qkv(B, H, seed=50), {}, "q, k 2x3x5x4, v 2x3x5x6"),
-            Case("attention", _qkv(seed=53), {}, "q, k 5x4, v 5x6 (no batch dims)"),
-            Case("attention", _qkv(B, seed=56), {"scale": False}, "q, k 2x5x4, v 2x5x6, scale=False"),
-            Case("attention", _qkv(B, seed=59), {"causal": False}, "q, k 2x5x4, v 2x5x6, causal=False"),
-            Case("attention", _qkv(1, t=1, seed=62), {}, "T=1"),
+            Case("attention", _qkv(B, H, seed=s(50)), {}, "q, k 2x3x5x4, v 2x3x5x6"),
+            Case("attention", _qkv(seed=s(53)), {}, "q, k 5x4, v 5x6 (no batch dims)"),
+            Case("attention", _qkv(B, seed=s(56)), {"scale": False}, "q, k 2x5x4, v 2x5x6, scale=False"),
+            Case("attention", _qkv(B, seed=s(59)), {"causal": False}, "q, k 2x5x4, v 2x5x6, causal=False"),
+            Case("attention", _qkv(1, t=1, seed=s(62)), {}, "T=1"),
         ],
         "bag_of_past": [
-            Case("bag_of_past", (randn(B, T, DV, seed=70),), {}, "v 2x5x6"),
-            Case("bag_of_past", (randn(T, DV, seed=71),), {}, "v 5x6 (no batch dims)"),
-            Case("bag_of_past", (randn(B, H, T, DV, seed=72),), {}, "v 2x3x5x6"),
-            Case("bag_of_past", (randn(1, DV, seed=73),), {}, "T=1"),
+            Case("bag_of_past", (randn(B, T, DV, seed=s(70)),), {}, "v 2x5x6"),
+            Case("bag_of_past", (randn(T, DV, seed=s(71)),), {}, "v 5x6 (no batch dims)"),
+            Case("bag_of_past", (randn(B, H, T, DV, seed=s(72)),), {}, "v 2x3x5x6"),
+            Case("bag_of_past", (randn(1, DV, seed=s(73)),), {}, "T=1"),
         ],
         "split_heads": [
-            Case("split_heads", (randn(B, T, C, seed=80), H), {}, "x 2x5x12, n_heads=3"),
-            Case("split_heads", (randn(1, S, 8, seed=81), 1), {}, "x 1x7x8, n_heads=1"),
+            Case("split_heads", (randn(B, T, C, seed=s(80)), H), {}, "x 2x5x12, n_heads=3"),
+            Case("split_heads", (randn(1, S, 8, seed=s(81)), 1), {}, "x 1x7x8, n_heads=1"),
         ],
         "merge_heads": [
-            Case("merge_heads", (randn(B, H, T, D, seed=90),), {}, "x 2x3x5x4"),
-            Case("merge_heads", (randn(1, 1, S, 8, seed=91),), {}, "x 1x1x7x8"),
+            Case("merge_heads", (randn(B, H, T, D, seed=s(90)),), {}, "x 2x3x5x4"),
+            Case("merge_heads", (randn(1, 1, S, 8, seed=s(91)),), {}, "x 1x1x7x8"),
         ],
         "multi_head_attention": [
-            Case("multi_head_attention", (randn(B, T, C, seed=100), *_mha_weights(C, 101), H), {}, "x 2x5x12, 3 heads"),
-            Case("multi_head_attention", (randn(1, S, 8, seed=110), *_mha_weights(8, 111), 1), {}, "x 1x7x8, 1 head"),
-            Case("multi_head_attention", (randn(B, T, C, seed=120), *_mha_weights(C, 121), H), {"causal": False}, "x 2x5x12, causal=False"),
+            Case("multi_head_attention", (randn(B, T, C, seed=s(100)), *_mha_weights(C, s(101)), H), {}, "x 2x5x12, 3 heads"),
+            Case("multi_head_attention", (randn(1, S, 8, seed=s(110)), *_mha_weights(8, s(111)), 1), {}, "x 1x7x8, 1 head"),
+            Case("multi_head_attention", (randn(B, T, C, seed=s(120)), *_mha_weights(C, s(121)), H), {"causal": False}, "x 2x5x12, causal=False"),
         ],
         "attention_entropy": [
-            Case("attention_entropy", (_weights(B, H, seed=130),), {}, "causal weights 2x3x5x5 (zeros above the diagonal)"),
-            Case("attention_entropy", (torch.softmax(randn(T, S, seed=131), -1),), {}, "weights 5x7"),
+            Case("attention_entropy", (_weights(B, H, seed=s(130)),), {}, "causal weights 2x3x5x5 (zeros above the diagonal)"),
+            Case("attention_entropy", (torch.softmax(randn(T, S, seed=s(131)), -1),), {}, "weights 5x7"),
         ],
     }
 
@@ -107,3 +115,21 @@ def build_cases() -> dict[str, list[Case]]:
 @pytest.fixture(scope="session")
 def cases() -> dict[str, list[Case]]:
     return build_cases()
+
+
+@lru_cache(maxsize=4)
+def _cases_for(salt: int) -> dict[str, list[Case]]:
+    return build_cases(salt)
+
+
+@pytest.fixture
+def hidden_cases(hidden_seed: int) -> dict[str, list[Case]]:
+    """The cases of the hidden checks: this student's own inputs (``grader.seeds``), built once per student.
+    Read only, like ``cases``."""
+    return _cases_for(hidden_seed)
+
+
+@pytest.fixture
+def hidden_examples(request: pytest.FixtureRequest, hidden_seed: int) -> int:
+    """A hidden hypothesis check draws this student's examples (``helpers.seed_examples``); the salt."""
+    return seed_examples(request.function, hidden_seed)

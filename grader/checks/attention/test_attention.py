@@ -150,14 +150,14 @@ def test_zero_scores_give_mean_of_past(student, reference):
 
 
 @pytest.mark.exercise("attention")
-def test_unscaled_weights_saturate(student):
+def test_unscaled_weights_saturate(student, hidden_seed):
     """Without scaling, head_size 256 makes the softmax nearly one-hot; with it, weights stay diffuse.
 
     The student's own scale=False and scale=True weights are compared (their entropies),
     on the rows finite in both; the reference's values play no part.
     """
     d, t = 256, 12
-    q, k, v = (h.randn(4, t, d, seed=450 + i) for i in range(3))
+    q, k, v = (h.randn(4, t, d, seed=h.seed(450 + i, hidden_seed)) for i in range(3))
     _, w_raw = _attend(student, q, k, v, scale=False)
     _, w_scaled = _attend(student, q, k, v, scale=True)
     # Judged on the rows that are distributions (finite, summing to 1) in both; normalisation is another check's.

@@ -52,14 +52,14 @@ def test_inputs_are_not_modified(student, cases, fn):
 
 
 @pytest.mark.parametrize("fn", per_function(TENSOR_FUNCTIONS))
-def test_gradients_match_reference(student, reference, cases, fn):
+def test_gradients_match_reference(student, reference, hidden_cases, fn):
     positive = (lambda i, x: x > 0) if fn == "attention_entropy" else None
-    h.check_gradients(student, reference, cases[fn][0], GRAD_INPUTS[fn], where=positive)
+    h.check_gradients(student, reference, hidden_cases[fn][0], GRAD_INPUTS[fn], where=positive)
 
 
 @pytest.mark.parametrize("fn", per_function(TENSOR_FUNCTIONS))
-def test_accepts_non_contiguous_inputs(student, reference, cases, fn):
-    case = cases[fn][0]
+def test_accepts_non_contiguous_inputs(student, reference, hidden_cases, fn):
+    case = hidden_cases[fn][0]
     flipped = h.Case(fn, tuple(h.noncontiguous(a) if isinstance(a, torch.Tensor) else a for a in case.args),
                      case.kwargs, case.label + ", non-contiguous")
     h.check_matches_reference(student, reference, flipped, torch.float32, NAMES.get(fn, ("output",)))

@@ -159,14 +159,16 @@ def test_follows_module_dtype(student, spec):
                    "make nothing in forward with a fixed dtype.")
 
 
-def test_gradients_flow_to_the_input(student, spec):
-    """The input gradient exists, is finite, and matches finite differences of the module's own output."""
-    x = x_of(T, seed=60).double()
-    cot = h.randn(B, T, spec.out_size, seed=61, dtype=torch.float64)
+def test_gradients_flow_to_the_input(student, spec, hidden_seed):
+    """The input gradient exists, is finite, and matches finite differences of the module's own output.
+    Hidden: the input, cotangent, directions and weights are this student's own (``grader.seeds``)."""
+    x = x_of(T, seed=h.seed(60, hidden_seed)).double()
+    cot = h.randn(B, T, spec.out_size, seed=h.seed(61, hidden_seed), dtype=torch.float64)
     eps = 1e-6
-    dirs = [h.randn(B, T, D_MODEL, seed=62 + i, dtype=torch.float64) for i in range(2)]
+    dirs = [h.randn(B, T, D_MODEL, seed=h.seed(62 + i, hidden_seed), dtype=torch.float64) for i in range(2)]
     inputs = [x] + [x + s * eps * d for d in dirs for s in (1, -1)]
-    facts = spec.probe(student, params=spec.params(), dtype="float64", inputs=inputs, cotangent=cot)
+    facts = spec.probe(student, params=spec.params(h.seed(7, hidden_seed)), dtype="float64", inputs=inputs,
+                       cotangent=cot)
     grads = facts.get("input_grads") or [None]
     assert grads[0] is not None, f"no gradient reaches the input of `{spec.cls}`; something detaches the computation"
     outs = _outputs(facts, f"`{spec.cls}`", len(inputs))
