@@ -32,10 +32,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from grader import cohort, files, intake, similarity, summary
+from grader import changes, cohort, deadlines, files, intake, overrides, similarity, summary
 from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.export import gradebook_csv
-from grader.gradebook import Row, row_from_card
+from grader.gradebook import Row, row_from_card, zero_reason
 from grader.progress import Progress
 from grader.roster import RosterEntry
 from grader.scorecard import Scorecard
@@ -70,6 +70,13 @@ class BatchOptions:
     layout: str | None = None  # how SUBMISSIONS is laid out (grader.lms.LAYOUTS); None: recognised
     say: Callable[[str], None] | None = None  # told, once SUBMISSIONS is read: the layout and what it lacked
     roster_line: str = ""  # said first then: which roster layout and id column (grader.roster.Roster.line)
+    dry_run: bool = False  # grade in a scratch copy of --out: only ``BatchResult.changes``, nothing written in --out
+    # The late policy's inputs (grader.deadlines; the policy itself is the assignment's ``deadline``):
+    # submission times from --submitted-at-csv (per student) and --submitted-at (everyone), which win over
+    # the LMS's time, and the extensions (--extensions, else the config's ``extensions`` file).
+    submitted_at: dict[str, Any] = field(default_factory=dict)
+    submitted_at_all: Any = None
+    extensions: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,6 +99,8 @@ class BatchResult:
     counts: Counts
     rows: list[Row] = field(default_factory=list)
     stopped: bool = False
+    changes: list[changes.Change] = field(default_factory=list)  # whose score this run changed (changes.csv)
+    compared: bool = False  # whether --out held an earlier grading of any of this run's students
 
 
 # ------------------------------------------------------------------ the plan
@@ -110,7 +119,9 @@ def fingerprint(assignment: AssignmentConfig) -> str:
             return sorted(value)
         raise TypeError(type(value))
 
-    config = json.dumps(asdict(assignment), default=plain, sort_keys=True)
+    # The late policy is applied to the rows on every run (grader.deadlines), never part of a card's key.
+    decided = {k: v for k, v in asdict(assignment).items() if k not in ("deadline", "extensions")}
+    config = json.dumps(decided, default=plain, sort_keys=True)
     checks = hashlib.sha256()
     for path in sorted(p for p in CHECKS_ROOT.rglob("*") if p.suffix in (".py", ".ini")):
         checks.update(f"{path.relative_to(CHECKS_ROOT)}\0".encode() + path.read_bytes())
@@ -238,7 +249,7 @@ def _judge(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_i
         while (task := inbox.get()) is not None:
             student, path = task
             try:
-                card = grader.grade(Path(path))
+                card = grader.grade(Path(path), student)  # their own hidden inputs (grader.seeds)
                 results.put((me, "card", (student, scorecard.to_valid_json(card), bool(card.grader_error))))
             except UnreadableSubmission as exc:
                 results.put((me, "unreadable", (student, str(exc))))
@@ -385,6 +396,9 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     Raises IntakeError (SUBMISSIONS unreadable) and BatchStopped (a judge
     could not start: strict mode, exposed secrets or the sandbox refused).
     """
+    if options.dry_run:
+        return _dry_run(options, assignment, progress)
+    overrides.load(options.out / overrides.OVERRIDES)  # a bad overrides file refuses now, not after grading
     progress = progress or Progress(bar=False)
     layout = Layout(options.out)
     fp = fingerprint(assignment)
@@ -401,11 +415,13 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         planned = _planned(entries, options)
         # The similarity report's token streams, read now: a zip's files are gone when the views are written.
         cohort.keep_sources(options.out, {e.student: e.path for e in planned if e.path is not None}, assignment.stub)
+        before = changes.snapshot([e.student for e in planned], lambda s: read_record(layout, s))  # before overwriting
         for entry in planned:
             row, sha = _row_without_grading(entry, layout, fp, options.force)
             if row is None:
                 todo.append((entry, sha))
                 continue
+            row = apply_late(row, assignment, options, layout)
             rows[entry.student] = row
             if row.status == "graded":
                 counts.unchanged += 1
@@ -413,6 +429,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
                 _keep_times(layout, row, _key(sha, fp))
             else:
                 write_record(layout, row, "")
+        before = changes.with_cards(before, lambda s: True, layout.card)  # an override may rewrite any card
         progress.start(len(todo), counts.unchanged)
         try:
             stopped = _run(todo, options, assignment, layout, fp, rows, counts, progress)
@@ -422,9 +439,43 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     counts.missing = sum(r.status == "missing" for r in ordered)
     counts.errors = sum(r.status == "error" for r in ordered)
     counts.not_done = sum(1 for e, _ in todo if e.student not in rows)
+    changed: list[changes.Change] = []
+
+    def record_changes(final: list[Row]) -> None:  # the rows with overrides and late policy, before any view
+        changed[:] = _changes(before, final, {e.student: sha for e, sha in todo}, fp, layout)
+        changes.write_csv(changed, layout.root / changes.FILE_NAME)  # the instructor page shows it
+
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
-                  complete=not counts.not_done, similarity_threshold=options.similarity_threshold)
-    return BatchResult(counts, ordered, stopped)
+                  complete=not counts.not_done, similarity_threshold=options.similarity_threshold,
+                  check_fingerprints=overrides.check_fingerprints(assignment), say=options.say,
+                  late=lambda row: apply_late(row, assignment, options, layout), finished=record_changes)
+    return BatchResult(counts, ordered, stopped, changed, bool(before))
+
+
+def _changes(before: dict[str, changes.Graded], rows: list[Row], shas: dict[str, str], fp: str,
+             layout: Layout) -> list[changes.Change]:
+    """Whose score this run changed: the previous records and cards against this run's final rows and cards
+    (a student not re-graded keeps the key of their record: only an override or the late policy moved them)."""
+    after = {}
+    for row in rows:
+        if row.student in before:
+            key = _key(shas[row.student], fp) if row.student in shas else before[row.student].key
+            checks = changes.read_card_checks(layout.root / row.card) if row.card else None
+            after[row.student] = changes.Graded(row, key, checks)
+    return changes.compare(before, after)
+
+
+def _dry_run(options: BatchOptions, assignment: AssignmentConfig, progress: Progress | None) -> BatchResult:
+    """``--dry-run``: grade in a scratch copy of --out's records and cards; --out is left byte for byte."""
+    with tempfile.TemporaryDirectory(prefix="grader-dry-run-") as scratch:
+        out = Path(scratch) / "out"
+        out.mkdir()
+        for folder in ("records", "cards"):
+            if (options.out / folder).is_dir():
+                shutil.copytree(options.out / folder, out / folder)
+        if (options.out / overrides.OVERRIDES).is_file():  # the staff's overrides count in the scores shown
+            shutil.copy2(options.out / overrides.OVERRIDES, out / overrides.OVERRIDES)
+        return grade_all(replace(options, out=out, dry_run=False, report=None), assignment, progress)
 
 
 def _row_without_grading(entry: intake.Entry, layout: Layout, fp: str, force: bool) -> tuple[Row | None, str]:
@@ -449,6 +500,51 @@ def stamped(row: Row, entry: intake.Entry) -> Row:
     """``row`` with the LMS's submission time and late flag for ``entry`` (plain data, kept in the record;
     an unchanged file resubmitted later keeps its card and gets the new time)."""
     return replace(row, submitted_at=entry.submitted_at, late=entry.late)
+
+
+def apply_late(row: Row, assignment: AssignmentConfig, options: BatchOptions, layout: Layout) -> Row:
+    """A graded row under the assignment's late policy (``grader.deadlines``), on every run.
+
+    The raw score is the card's (checks and staff overrides), so applying it again changes nothing:
+    ``score`` becomes the final score and ``raw_score`` the card's; the card gets (or updates) its
+    ``late`` section, and with ``--report`` the student's page is drawn again when it changed."""
+    policy = assignment.deadline
+    if policy is None or row.status != "graded":
+        return row
+    try:
+        card = Scorecard.from_dict(json.loads(layout.card(row.student).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        card = None
+    raw = card.score if card is not None else row.raw_score if row.raw_score is not None else row.score or 0.0
+    when = options.submitted_at.get(row.student) or options.submitted_at_all or row.submitted_at or None
+    result = deadlines.apply(policy, when, row.student, options.extensions, raw)
+    if result.final == 0 and raw != 0:
+        message = result.rule_text  # the policy made the zero: say so, as every zero is explained
+    else:
+        message = zero_reason(card) if card is not None and raw == 0 else row.message if card is None else ""
+    new = replace(row, score=result.final, raw_score=raw, penalty=result.penalty_points,
+                  lateness=result.lateness_hours, late_rule=result.rule_text, message=message)
+    section = result.to_dict(raw, policy)
+    if card is not None and card.late != section:
+        from grader import scorecard
+
+        card = replace(card, late=section)
+        files.write_atomically(layout.card(row.student), scorecard.to_valid_json(card))
+        if options.report is not None:
+            _write_report(layout, row.student, card, options.view, options.report)
+    return new
+
+
+def _reapply_late(layout: Layout, rows: list[Row], late: Callable[[Row], Row] | None) -> None:
+    """The late policy again after the staff overrides changed cards (``rows`` in place, and their records)."""
+    if late is None:
+        return
+    for i, row in enumerate(rows):
+        new = late(row)
+        if new != row:
+            rows[i] = new
+            old = read_record(layout, row.student)
+            write_record(layout, new, old[1] if old else "")
 
 
 def _keep_times(layout: Layout, row: Row, key: str) -> None:
@@ -500,7 +596,7 @@ def _run(todo: list[tuple[intake.Entry, str]], options: BatchOptions, assignment
                 if kind == "ready":
                     continue
                 entry, sha = entries[payload[0]]
-                row = _result_row(kind, payload, entry, sha, layout, options)
+                row = apply_late(_result_row(kind, payload, entry, sha, layout, options), assignment, options, layout)
                 counts.grader_errors += kind == "lost" or (kind == "card" and payload[2])
                 counts.graded += row.status == "graded"
                 rows[row.student] = row
@@ -564,13 +660,22 @@ def _keep_report(layout: Layout, row: Row, options: BatchOptions) -> None:
 
 
 def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], rows: list[Row], fp: str,
-                  complete: bool = True, similarity_threshold: float = similarity.DEFAULT_THRESHOLD) -> None:
+                  complete: bool = True, similarity_threshold: float = similarity.DEFAULT_THRESHOLD,
+                  check_fingerprints: dict[str, str] | None = None, say: Callable[[str], None] | None = None,
+                  late: Callable[[Row], Row] | None = None,
+                  finished: Callable[[list[Row]], None] | None = None) -> None:
     """The views of the rows: gradebook.csv, summary.json, the cohort views (plots, similarity.json,
     reports/_index.html: ``grader.cohort``, never a failure), and batch.json once every student is done.
 
-    ``batch.json`` says which assignment, checks and grader made the cards;
-    ``merge`` refuses a folder without one (a shard that did not finish).
+    First the staff overrides (``grader.overrides``) are applied to the finished cards: the cards,
+    their records and pages, and ``rows`` (in place) then carry them, before anything reads a score.
+    ``batch.json`` says which assignment, checks and grader made the cards, and each check's
+    fingerprint (what an override is pinned to); ``merge`` refuses a folder without one (a shard that did not finish).
     """
+    _apply_overrides(layout, rows, check_fingerprints, say)
+    _reapply_late(layout, rows, late)
+    if finished is not None:  # grade_all: changes.csv, from the final rows, before the page that shows it
+        finished(rows)
     gradebook_csv.write(rows, exercises, layout.root / "gradebook.csv")
     cards = {r.student: layout.root / r.card for r in rows if r.status == "graded"}
     summarised = summary.summarise(assignment_id, rows, cards)
@@ -580,8 +685,29 @@ def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], 
         return
     cohort.write(layout.root, summarised, rows, similarity_threshold)
     files.write_atomically(layout.manifest, json.dumps(
-        {"assignment": assignment_id, "exercises": list(exercises), "fingerprint": fp, "grader": __version__},
-        indent=2) + "\n")
+        {"assignment": assignment_id, "exercises": list(exercises), "fingerprint": fp, "grader": __version__,
+         "check_fingerprints": check_fingerprints}, indent=2) + "\n")
+
+
+def _apply_overrides(layout: Layout, rows: list[Row], check_fingerprints: dict[str, str] | None,
+                     say: Callable[[str], None] | None) -> None:
+    """``overrides.jsonl`` onto the graded cards (raw cards: before any late penalty on the rows); a changed
+    card's row (in ``rows``), record and HTML page follow it. Entries that no longer match are listed for review."""
+    graded = {r.student: layout.root / r.card for r in rows if r.status == "graded" and r.card}
+    rewritten, _ = overrides.apply_to_folder(layout.root, graded, check_fingerprints, say)
+    for i, row in enumerate(rows):
+        card = rewritten.get(row.student)
+        if card is None:
+            continue
+        new = row_from_card(row.student, card, row.file, row.card)
+        rows[i] = replace(row, score=new.score, exercises=new.exercises, message=new.message)
+        old = read_record(layout, row.student)
+        write_record(layout, rows[i], old[1] if old else "")
+        page = layout.report(row.student)
+        if page.is_file():
+            from grader.export import html
+
+            html.write(card, page, view=html.page_view(page) or "student")
 
 
 # ------------------------------------------------------------------ merge
@@ -637,6 +763,34 @@ def merge(dirs: Sequence[Path], out: Path, similarity_threshold: float = similar
         write_record(layout, row, key)
     ordered = [rows[s][0] for s in sorted(rows)]
     cohort.merge_sources(out, dirs)  # the similarity report compares students across shards
+    _merge_overrides(out, dirs)
     write_outputs(layout, first["assignment"], first["exercises"], ordered, first["fingerprint"],
+                  check_fingerprints=first.get("check_fingerprints"),
                   similarity_threshold=similarity_threshold)
     return ordered
+
+
+def _merge_overrides(out: Path, dirs: Sequence[Path]) -> None:
+    """The overrides (and their audit) in ``out`` and in every shard, each line once, oldest first: the
+    merged folder applies all of them. A bad line refuses the merge (MergeError, naming file and line)."""
+    for name in (overrides.OVERRIDES, overrides.AUDIT):
+        lines: dict[str, None] = {}
+        for folder in (out, *dirs):
+            try:
+                if name == overrides.OVERRIDES:
+                    overrides.load(folder / name)
+                text = (folder / name).read_text(encoding="utf-8")
+            except FileNotFoundError:
+                continue
+            except overrides.OverridesError as exc:
+                raise MergeError(str(exc)) from None
+            lines.update((line, None) for line in text.splitlines() if line.strip())
+        if lines:
+            ordered = sorted(lines, key=_when)
+            files.write_atomically(out / name, "\n".join(ordered) + "\n")
+
+
+def _when(line: str) -> str:
+    """An audit line's time (when it was logged), else an entry's (when it was decided)."""
+    data = json.loads(line)
+    return str(data.get("logged_at") or data.get("at") or "")

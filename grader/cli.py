@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from grader.sandbox.launcher import WorkerServer
 
@@ -51,6 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "writes CARD.html, so --out may not end in .html) or pytest-json-report's JSON "
                         "(pytest-json: CARD.report.json)")
     g.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP)
+    g.add_argument("--student", help="the student's id: with a course secret, their hidden checks get inputs of "
+                                     "their own (default: the file's name without its suffix)")
+    g.add_argument("--course-secret-file", type=Path,
+                   help="the course secret that gives each student their own hidden inputs "
+                        "(default: $GRADER_COURSE_SECRET, else course_secret_file: in assignments.yaml)")
 
     a = sub.add_parser("grade-all", help="grade a folder or .zip of a whole class: cards, gradebook.csv, summary.json")
     a.add_argument("submissions", type=Path, help="a folder of student folders or files, or a .zip of one")
@@ -77,6 +82,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write per graded student a feedback page, reports/<student>.html (an unchanged "
                         "student keeps theirs), or pytest-json-report's JSON, reports/<student>.report.json")
     a.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP)
+    a.add_argument("--dry-run", action="store_true",
+                   help="grade in a scratch copy and print whose score would change (old -> new, which checks); "
+                        "nothing is written in --out")
+    a.add_argument("--submitted-at", metavar="ISO",
+                   help="the late policy: everyone's submission time (ISO 8601; without an offset: in the deadline's "
+                        "timezone); wins over the LMS download's times")
+    a.add_argument("--submitted-at-csv", type=Path, metavar="FILE",
+                   help="the late policy: a CSV of student,submitted_at (or time) per student; wins over "
+                        "--submitted-at and the LMS's times")
+    a.add_argument("--extensions", type=Path, metavar="FILE",
+                   help="the late policy: a CSV of student,new_due,extra_days,reason (one of new_due and extra_days "
+                        "per row); default: the config's extensions: file")
 
     c = sub.add_parser("check", help="students: run the visible checks on your .py or .ipynb file")
     c.add_argument("submission", type=Path)
@@ -109,6 +126,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--assignment", help="the assignment (needed when assignments.yaml has several: "
                                         "one zip per Gradescope assignment)")
     s.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
+
+    o = sub.add_parser("override", help="course staff: set a check's (or an exercise's) points by hand, with a reason; "
+                                        "kept through re-grades (overrides.jsonl in the course folder)")
+    o.add_argument("student", help="the student's id (their card is cards/STUDENT.json)")
+    o.add_argument("--check", help="the check's id (add --exercise when it is in several exercises)")
+    o.add_argument("--exercise", help="the exercise: alone, its total is set (spread over its checks by their points)")
+    o.add_argument("--points", type=float, required=True,
+                   help="the score to give (0 up to the check's or exercise's max)")
+    o.add_argument("--reason", required=True, help="why (shown to the student on their card and report)")
+    o.add_argument("--by", required=True, help="who decided it")
+    o.add_argument("--course", type=Path, default=Path("."),
+                   help="the grade-all output folder (--out) holding cards/ and overrides.jsonl (default: here)")
 
     m = sub.add_parser("merge", help="join grade-all --shard outputs into one gradebook and summary")
     m.add_argument("dirs", type=Path, nargs="+", help="grade-all output folders")
@@ -184,7 +213,8 @@ def _similarity_threshold(args: argparse.Namespace) -> float:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     commands = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, "release": cmd_release,
-                "keygen": cmd_keygen, "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export, "ci": cmd_ci}
+                "keygen": cmd_keygen, "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export,
+                "override": cmd_override, "ci": cmd_ci}
     return commands[args.command](args)
 
 
@@ -253,8 +283,8 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
 
     try:
         with api.Grader(args.assignment, config_path=args.config or DEFAULT_CONFIG, server=server,
-                        strict=args.strict) as grader:
-            card = grader.grade(args.submission)
+                        strict=args.strict, course_secret_file=args.course_secret_file) as grader:
+            card = grader.grade(args.submission, args.student)
     except (ConfigError, UnreadableSubmission, api.StrictModeRefused, api.SecretsExposed) as exc:
         return _fail(str(exc))
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
@@ -291,7 +321,7 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
 def cmd_grade_all(args: argparse.Namespace) -> int:
     if _view(args, args.report is not None) is None:
         return EXIT_CANNOT_GRADE
-    from grader import batch, intake
+    from grader import batch, changes, intake
     from grader.config import DEFAULT_CONFIG, ConfigError, load_config
     from grader.progress import Progress
     from grader.roster import RosterError, load_roster
@@ -304,7 +334,8 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
         options = batch.BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs,
                                      roster.entries if roster else None, args.force, shard, args.strict,
                                      _similarity_threshold(args), report=args.report, view=args.view or "student",
-                                     layout=args.layout, say=_say, roster_line=roster.line() if roster else "")
+                                     layout=args.layout, say=_say, roster_line=roster.line() if roster else "",
+                                     dry_run=args.dry_run, **_late_inputs(args, assignment))
         progress = Progress(bar={"auto": None, "bar": True, "lines": False}[args.progress])
         result = batch.grade_all(options, assignment, progress)
     except (ConfigError, RosterError, intake.IntakeError, ValueError) as exc:
@@ -319,10 +350,47 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
     for row in result.rows:
         if row.status == "error":
             sys.stderr.write(f"  error: {row.student}: {row.message}\n")
-    sys.stdout.write(f"gradebook: {args.out / 'gradebook.csv'}\n")
+    if args.dry_run:
+        shown = [f"dry run: nothing written in {args.out}", *changes.lines(result.changes, result.compared)]
+        sys.stdout.write("\n".join(shown) + "\n")
+    else:
+        changed = f"{len(result.changes)} score(s) changed" if result.changes else changes.NOTHING
+        sys.stderr.write(f"{changed}: {args.out / changes.FILE_NAME}\n")
+        sys.stdout.write(f"gradebook: {args.out / 'gradebook.csv'}\n")
     if result.stopped:
         return _fail("interrupted; run the same command again to grade the rest", EXIT_STOPPED)
     return EXIT_INTERNAL if result.counts.grader_errors else EXIT_OK
+
+
+def _late_inputs(args: argparse.Namespace, assignment: Any) -> dict[str, Any]:
+    """grade-all's submission times and extensions, read and checked before grading (grader.deadlines;
+    a bad row is one line naming the file and line, exit 2)."""
+    from grader import deadlines
+
+    policy = assignment.deadline
+    given = [flag for flag, value in (("--submitted-at", args.submitted_at), ("--submitted-at-csv",
+             args.submitted_at_csv), ("--extensions", args.extensions)) if value]
+    if policy is None:
+        if given:
+            raise ValueError(f"{given[0]}: assignment {assignment.id!r} has no deadline: in assignments.yaml")
+        return {}
+    extensions = args.extensions or assignment.extensions
+    return {
+        "submitted_at": deadlines.load_submission_times(args.submitted_at_csv, policy.timezone)
+        if args.submitted_at_csv else {},
+        "submitted_at_all": _flag_time("--submitted-at", args.submitted_at, policy.timezone)
+        if args.submitted_at else None,
+        "extensions": deadlines.load_extensions(extensions, policy.timezone) if extensions else {},
+    }
+
+
+def _flag_time(flag: str, text: str, tz: str) -> Any:
+    from grader import deadlines
+
+    try:
+        return deadlines.parse_time(text, tz)
+    except deadlines.DeadlineError as exc:
+        raise ValueError(f"{flag}: {exc}") from None
 
 
 def _say(line: str) -> None:
@@ -413,6 +481,21 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 
     return _guarded(build, (ConfigError, gradescope.GradescopeError),
                     lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
+
+
+def cmd_override(args: argparse.Namespace) -> int:
+    """``grader override``: one entry appended to COURSE/overrides.jsonl and one line to its audit; applied
+    by the next grade-all or merge. Any problem is one line and exit 2."""
+    from grader import overrides
+
+    def add() -> int:
+        entry, old = overrides.add(args.course, args.student, args.exercise, args.check, args.points, args.reason,
+                                   args.by)
+        sys.stdout.write(f"override added: {entry.student} {entry.target} {old:g} -> {entry.points:g} "
+                         f"({args.course / overrides.OVERRIDES}); grade-all or merge applies it\n")
+        return EXIT_OK
+
+    return _guarded(add, (overrides.OverridesError,), lambda exc: f"cannot write {args.course}: {exc.strerror or exc}")
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

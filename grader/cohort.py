@@ -37,6 +37,7 @@ PLOTS = ("scores", "checks", "diagnoses")
 TOP_DIAGNOSES_PLOTTED = 15
 CHECKS_PLOTTED = 40  # the lowest pass rates; more bars are unreadable (and slow: matplotlib's text)
 LABEL_CHARS = 64
+CHANGED_CHECKS_SHOWN = 5  # a changed student's checks on the page; changes.csv has them all
 
 Warn = Callable[[str], None]
 T = TypeVar("T")
@@ -157,7 +158,10 @@ def _write_index(paths: Paths, summary: Mapping[str, Any], rows: Sequence[Row], 
                  similar: Mapping[str, Any] | None, notes: Sequence[str]) -> None:
     paths.reports.mkdir(parents=True, exist_ok=True)
     reports = {r.student for r in rows if (paths.reports / f"{r.student}.html").is_file()}
-    files.write_atomically(paths.index, index_html(summary, rows, reports, plots, similar, notes))
+    from grader import changes  # changes.csv, written by grade-all just before: "What the last re-grade changed"
+
+    found = changes.read_csv(paths.root / changes.FILE_NAME)
+    files.write_atomically(paths.index, index_html(summary, rows, reports, plots, similar, notes, found))
 
 
 def _first_line(exc: BaseException) -> str:
@@ -286,11 +290,13 @@ def _clip(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def index_html(summary: Mapping[str, Any], rows: Sequence[Row], reports: set[str], plots: Mapping[str, bytes],
-               similar: Mapping[str, Any] | None, notes: Sequence[str] = ()) -> str:
+               similar: Mapping[str, Any] | None, notes: Sequence[str] = (),
+               changes: Sequence[Mapping[str, str]] | None = None) -> str:
     """The instructor's page: one self-contained HTML file (autoescaped; plots as data: URIs).
 
     ``reports``: the students whose ``<student>.html`` sits beside the page;
-    only they get a link, the others show their score without one.
+    only they get a link, the others show their score without one. ``changes``: the rows of
+    ``changes.csv`` (``grader.changes``), whose score the last re-grade changed; None: no such file.
     """
     import jinja2
 
@@ -302,7 +308,7 @@ def index_html(summary: Mapping[str, Any], rows: Sequence[Row], reports: set[str
     return environment.get_template("cohort_index.html.j2").render(
         summary=summary, students=students, hrefs=hrefs, notes=list(notes), version=__version__,
         plots={name: base64.b64encode(png).decode("ascii") for name, png in plots.items()},
-        similarity=similar)
+        similarity=similar, changes=None if changes is None else list(changes), checks_shown=CHANGED_CHECKS_SHOWN)
 
 
 def _href(student: str) -> str:

@@ -8,6 +8,7 @@ the key and what was expected.
 
 from __future__ import annotations
 
+import datetime
 import json
 from dataclasses import dataclass, fields, replace
 from importlib import resources
@@ -17,6 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from grader import deadlines
 from grader.sandbox.limits import Limits
 
 COURSE_ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +66,10 @@ class AssignmentConfig:
     packages: tuple[str, ...] = ()  # extra pip requirements a submission may import (the defaults' first)
     # ``gradescope_visibility``: (our visibility, Gradescope's) pairs overriding grader.export.gradescope.VISIBILITY
     gradescope_visibility: tuple[tuple[str, str], ...] = ()
+    # The late policy (``deadline``, defaults' keys then the assignment's) and the extensions CSV; not part
+    # of what a card depends on (batch.fingerprint leaves them out): grade-all applies them to rows each run.
+    deadline: deadlines.Policy | None = None
+    extensions: Path | None = None
 
     @property
     def is_kit(self) -> bool:
@@ -127,6 +133,7 @@ def load_config(path: Path = DEFAULT_CONFIG) -> Config:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    _deadline_times(raw)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(raw))
     if error is not None:
         key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
@@ -140,6 +147,33 @@ def _message(error: jsonschema.exceptions.ValidationError) -> str:
         return (f"{error.instance!r} is not a pip requirement (a package name, optionally with extras, "
                 "versions or a marker: `einops`, `einops>=0.7`)")
     return error.message
+
+
+def _deadline_times(raw: Any) -> None:
+    """YAML reads an unquoted ``2026-03-01T23:59:00+01:00`` as a datetime: back to its ISO text, so the
+    schema sees a string and ``grader.deadlines`` reads it (without an offset: in ``timezone``)."""
+    if not isinstance(raw, dict):
+        return
+    assignments = raw.get("assignments")
+    blocks = [raw.get("defaults"), *(assignments.values() if isinstance(assignments, dict) else ())]
+    for block in blocks:
+        deadline = block.get("deadline") if isinstance(block, dict) else None
+        if isinstance(deadline, dict):
+            for key in ("due", "cutoff"):
+                if isinstance(deadline.get(key), (datetime.date, datetime.datetime)):
+                    deadline[key] = deadline[key].isoformat()
+
+
+def _deadline(path: Path, aid: str, defaults: dict[str, Any], a: dict[str, Any]) -> deadlines.Policy | None:
+    """The assignment's policy, or None when neither it nor the defaults give a due time; a due time
+    without an offset is read in ``timezone`` (documented: README, Deadlines and late policy)."""
+    merged = {**(defaults.get("deadline") or {}), **(a.get("deadline") or {})}
+    if "due" not in merged and "deadline" not in a:
+        return None
+    try:
+        return deadlines.Policy.from_config(merged)
+    except deadlines.DeadlineError as exc:
+        raise ConfigError(f"{path}: assignments.{aid}.deadline.{exc}") from None
 
 
 def _build(path: Path, raw: dict[str, Any]) -> Config:
@@ -183,6 +217,8 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
             packages=_packages(defaults.get("packages"), a.get("packages")),
             gradescope_visibility=tuple({**(defaults.get("gradescope_visibility") or {}),
                                          **(a.get("gradescope_visibility") or {})}.items()),
+            deadline=_deadline(path, aid, defaults, a),
+            extensions=root / ext if (ext := a.get("extensions", defaults.get("extensions"))) else None,
         )
     return Config(path, out)
 

@@ -9,7 +9,7 @@ gradebook CSV, Canvas import, summary and ``grader merge`` are views of them.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from grader.scorecard import Scorecard
@@ -30,6 +30,13 @@ class Row:
     card: str = ""  # the card's path relative to the batch folder ('' when none)
     submitted_at: str = ""  # when the LMS says it was submitted, ISO 8601 ('' when the download does not say)
     late: bool | None = None  # the LMS's own late flag (Canvas' LATE); None when the download has none
+    # The late policy (grader.deadlines), applied by grade-all on every run: ``score`` is then the final score,
+    # ``raw_score`` the card's, ``penalty`` the points taken off, ``lateness`` hours past the student's due time
+    # (None: time unknown or no policy) and ``late_rule`` what was applied ('' when the assignment has no deadline).
+    raw_score: float | None = None
+    penalty: float | None = None
+    lateness: float | None = None
+    late_rule: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -56,8 +63,15 @@ def row_from_card(student: str, card: Scorecard, file: str, card_path: str) -> R
     if card.grader_error:
         return Row(student, "error", file, card.submission.sha256, message=f"grader error: {card.grader_error}",
                    card=card_path)
-    return Row(student, "graded", file, card.submission.sha256, card.score, card.max_score,
-               exercise_scores(card), message=zero_reason(card) if card.score == 0 else "", card=card_path)
+    row = Row(student, "graded", file, card.submission.sha256, card.score, card.max_score,
+              exercise_scores(card), message=zero_reason(card) if card.score == 0 else "", card=card_path)
+    late = card.late  # the late policy grade-all applied: every view of the row uses the final score
+    if not late:
+        return row
+    final = float(late["final_score"])
+    return replace(row, score=final, raw_score=float(late["raw_score"]), penalty=float(late["penalty_points"]),
+                   lateness=late.get("lateness_hours"), late_rule=str(late["rule"]),
+                   message=str(late["rule"]) if final == 0 and card.score != 0 else row.message)
 
 
 FILE_PREFIXES = (("your file could not be graded: ", ""), ("your file could not be loaded: ", "could not load: "))

@@ -18,9 +18,11 @@ import fastjsonschema
 
 from grader.files import write_atomically
 
-SCHEMA_VERSION = "1.4"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
+SCHEMA_VERSION = "1.5"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
 # 1.3: the optional `integrity` (``grader ci``: were the repository's protected files as released?);
 # 1.4: the optional `problem` (a file-level problem, said once) and `diagnoses` (one per exercise and mistake)
+# 1.5: the optional `override` on checks (a staff override: ``grader.overrides``)
+# (also 1.5: the optional `late`, the late policy grade-all applied: ``grader.deadlines``)
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 
@@ -64,6 +66,20 @@ class ExerciseDiagnosis:
 
 
 @dataclass(frozen=True)
+class Override:
+    """A score set by course staff (``grader override``, ``grader.overrides``): the check's score is
+    ``points``; ``was`` is what the grader gave; ``scope``: "check", or "exercise" (the exercise's total
+    was set and spread over its checks)."""
+
+    points: float
+    was: float
+    reason: str
+    by: str
+    at: str
+    scope: str = "check"
+
+
+@dataclass(frozen=True)
 class CheckResult:
     id: str
     exercise: str
@@ -74,6 +90,7 @@ class CheckResult:
     visibility: str
     duration_s: float = 0.0
     diagnosis: Diagnosis | None = None  # only on a failed check
+    override: Override | None = None  # only on a check whose score staff set by hand
 
 
 @dataclass(frozen=True)
@@ -141,13 +158,21 @@ class Scorecard:
     integrity: Integrity | None = None  # only from ``grader ci``
     problem: str | None = None  # why the file itself could not run (syntax, encoding, import...): said once
     diagnoses: tuple[ExerciseDiagnosis, ...] = ()  # the known mistakes, once per exercise
+    # The late policy grade-all applied (grader.deadlines.LateResult.to_dict): policy, rule, lateness_hours,
+    # raw_score, penalty_percent, penalty_points, final_score. ``score`` stays the checks' sum (the raw score).
+    late: dict[str, Any] | None = None
     graded_at: str = ""
     duration_s: float = 0.0
     schema_version: str = SCHEMA_VERSION
 
+    @property
+    def final_score(self) -> float:
+        """The score after the late policy grade-all applied (``late``), else the checks' sum: what exports report."""
+        return float(self.late["final_score"]) if self.late and "final_score" in self.late else self.score
+
     def to_dict(self) -> dict[str, Any]:
         data = json.loads(json.dumps(asdict(self)))  # tuples -> lists: JSON-native, schema-checkable
-        for optional in ("grader_error", "notebook", "figures", "integrity", "problem"):
+        for optional in ("grader_error", "notebook", "figures", "integrity", "problem", "late"):
             if data[optional] is None:
                 del data[optional]
         if not data["diagnoses"]:
@@ -158,6 +183,8 @@ class Scorecard:
         if "integrity" in data and not data["integrity"]["files"]:
             del data["integrity"]["files"]
         for check in data["checks"]:
+            if check["override"] is None:
+                del check["override"]
             if check["diagnosis"] is None:
                 del check["diagnosis"]
             elif not check["diagnosis"]["also"]:
@@ -185,6 +212,7 @@ class Scorecard:
             integrity=_integrity(data.get("integrity")),
             problem=data.get("problem"),
             diagnoses=tuple(_exercise_diagnosis(d) for d in data.get("diagnoses", ())),
+            late=data.get("late"),
             graded_at=data.get("graded_at", ""),
             duration_s=data.get("duration_s", 0.0),
             schema_version=data["schema_version"],
@@ -192,8 +220,9 @@ class Scorecard:
 
 
 def _check(data: dict[str, Any]) -> CheckResult:
-    diagnosis = data.get("diagnosis")
-    return CheckResult(**{**data, "diagnosis": Diagnosis.from_dict(diagnosis) if diagnosis else None})
+    diagnosis, override = data.get("diagnosis"), data.get("override")
+    return CheckResult(**{**data, "diagnosis": Diagnosis.from_dict(diagnosis) if diagnosis else None,
+                          "override": Override(**override) if override else None})
 
 
 def _exercise_diagnosis(data: dict[str, Any]) -> ExerciseDiagnosis:

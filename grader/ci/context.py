@@ -69,6 +69,9 @@ class Environment:
     step_summary: Path | None = None
     output: Path | None = None
     notes: tuple[str, ...] = ()
+    # When the platform received the work, ISO 8601 ('' when unknown): the late policy's submission time
+    # (``received_at``), never the commit date, which students set themselves.
+    received_at: str = ""
 
     @property
     def pull_request(self) -> bool:
@@ -94,7 +97,7 @@ def detect(environ: Mapping[str, str], root: Path | None, cwd: Path) -> Environm
     if not chosen.is_dir():
         raise CIError(f"--root {chosen}: no such folder (the student repository to grade)")
     if kind != "github":
-        return Environment(kind, chosen, chosen)
+        return Environment(kind, chosen, chosen, received_at=received_at(kind, environ, {}))
     notes: list[str] = []
     event: dict[str, Any] = {}
     if event_path := environ.get("GITHUB_EVENT_PATH"):
@@ -107,7 +110,40 @@ def detect(environ: Mapping[str, str], root: Path | None, cwd: Path) -> Environm
     workspace = Path(environ["GITHUB_WORKSPACE"]) if environ.get("GITHUB_WORKSPACE") else chosen
     return Environment("github", chosen, workspace, environ.get("GITHUB_EVENT_NAME", ""), event,
                        environ.get("GITHUB_BASE_REF", ""), _path(environ.get("GITHUB_STEP_SUMMARY")),
-                       _path(environ.get("GITHUB_OUTPUT")), tuple(notes))
+                       _path(environ.get("GITHUB_OUTPUT")), tuple(notes),
+                       received_at(kind, environ, event, environ.get("GITHUB_EVENT_NAME", "")))
+
+
+def received_at(kind: str, environ: Mapping[str, str], event: Mapping[str, Any], event_name: str = "") -> str:
+    """When the CI platform received the submission, as ISO 8601 UTC; '' when it does not say.
+
+    Never ``head_commit.timestamp`` or any commit date: a student sets those (``git commit --date``).
+    GitHub push: ``repository.pushed_at``, the time GitHub's server took the push (a Unix time in push
+    payloads, ISO text in others). GitLab: ``CI_PIPELINE_CREATED_AT``, when the server created the
+    pipeline for the push. Any other event or platform: unknown, so the late policy grades it as on
+    time and says so (course staff grade with the LMS's or ``--submitted-at`` times).
+    """
+    if kind == "gitlab":
+        return _iso(environ.get("CI_PIPELINE_CREATED_AT"))
+    if kind == "github" and event_name == "push":
+        repository = event.get("repository")
+        return _iso(repository.get("pushed_at")) if isinstance(repository, Mapping) else ""
+    return ""
+
+
+def _iso(value: Any) -> str:
+    """A Unix time or ISO 8601 text as ISO 8601 UTC; '' for anything else."""
+    from datetime import datetime, timezone
+
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return datetime.fromtimestamp(value, timezone.utc).isoformat()
+        if isinstance(value, str) and value:
+            moment = datetime.fromisoformat(value)
+            return moment.astimezone(timezone.utc).isoformat() if moment.tzinfo else ""
+    except (ValueError, OverflowError, OSError):
+        return ""
+    return ""
 
 
 def _path(value: str | None) -> Path | None:

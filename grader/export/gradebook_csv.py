@@ -21,21 +21,26 @@ from grader.gradebook import Row
 
 LEADING = ("student", "file", "sha256", "score", "max_score")
 TRAILING = ("status", "message")
+# After the existing columns, so readers by position keep working: ``score`` is the final score (after the late
+# policy), ``raw_score`` the card's, ``penalty`` the points taken off, ``lateness`` hours late, ``late_rule`` why.
+LATE = ("raw_score", "penalty", "lateness", "late_rule")
 
 
-def header(exercises: Sequence[str]) -> list[str]:
-    """Column names, in file order."""
-    return [*LEADING, *exercises, *TRAILING]
+def header(exercises: Sequence[str], late: bool = False) -> list[str]:
+    """Column names, in file order; the late-policy columns last, only where a policy was applied."""
+    return [*LEADING, *exercises, *TRAILING, *(LATE if late else ())]
 
 
-def write(rows: Sequence[Row], exercises: Sequence[str], path: Path) -> None:
+def write(rows: Sequence[Row], exercises: Sequence[str], path: Path, late: bool | None = None) -> None:
     """Write ``rows`` in the order given, atomically, so a reader never sees half a gradebook.
 
     ``exercises`` names the per-exercise columns and their order; a graded row's
     points for an exercise it does not list are left empty, and exercises not
-    named are not written.
+    named are not written. ``late`` (default: whether any row had a late policy applied) adds the
+    ``LATE`` columns; a course without deadlines gets the same file as before them.
     """
-    names = header(exercises)
+    late = any(r.late_rule for r in rows) if late is None else late
+    names = header(exercises, late)
     if len(set(names)) != len(names):
         raise ValueError(f"gradebook columns must be unique; exercises {list(exercises)} clash with {names}")
     buffer = io.StringIO(newline="")
@@ -44,12 +49,19 @@ def write(rows: Sequence[Row], exercises: Sequence[str], path: Path) -> None:
     for row in rows:
         graded = row.status == "graded"
         points = dict(row.exercises) if graded else {}
-        out.writerow([
+        cells = [
             spreadsheet_safe(row.student), spreadsheet_safe(row.file), row.sha256,
             format_number(row.score) if graded else "",
             format_number(row.max_score) if graded else "",
             *(format_number(points.get(e)) for e in exercises),
             row.status, spreadsheet_safe(row.message),
+        ]
+        out.writerow(cells if not late else [
+            *cells,
+            format_number(row.raw_score if row.raw_score is not None else row.score) if graded else "",
+            format_number(row.penalty) if graded else "",
+            format_number(row.lateness) if graded else "",
+            spreadsheet_safe(row.late_rule),
         ])
     write_atomically(path, buffer.getvalue())
 

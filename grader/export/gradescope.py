@@ -114,7 +114,7 @@ def results(card: Scorecard, visibility: Mapping[str, str] | None = None) -> dic
     failed = bool(card.grader_error)
     shown = views.student_view(card)  # same checks, same order; hidden ones masked
     return {
-        "score": 0 if failed else card.score,
+        "score": 0 if failed else card.final_score,
         "execution_time": round(card.duration_s),
         "output": _top_output(card),
         "output_format": "text",
@@ -152,7 +152,7 @@ def _summary(card: Scorecard) -> str:
         detail = ERROR_DETAIL_TO_STAFF if _any_hidden(card) else f"Detail: {card.grader_error}"
         return ("The grader itself failed, so no grade was given for this submission (the 0 is not your score); "
                 f"please tell course staff. {detail}")
-    lines = [f"{card.assignment}: {format_number(card.score)} / {format_number(card.max_score)} points."]
+    lines = [f"{card.assignment}: {format_number(card.final_score)} / {format_number(card.max_score)} points."]
     if card.problem:
         lines.append(f"Your file: {card.problem}")
     lines += [f"{d.exercise}: {d.text}" for d in views.student_view(card).diagnoses]

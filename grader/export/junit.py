@@ -94,7 +94,7 @@ def _suite(student: str, card: Scorecard) -> tuple[ET.Element, _Counts]:
         suite.set("timestamp", xml_text(card.graded_at))
     properties = ET.SubElement(suite, "properties")
     for name, value in (("assignment", card.assignment), ("file", card.submission.file),
-                        ("sha256", card.submission.sha256), ("score", format_number(card.score)),
+                        ("sha256", card.submission.sha256), ("score", format_number(card.final_score)),
                         ("max_score", format_number(card.max_score))):
         ET.SubElement(properties, "property", name=name, value=xml_text(value))
     counts = _Counts(time=card.duration_s)

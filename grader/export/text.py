@@ -34,16 +34,24 @@ def render(card: Scorecard, width: int = 100, show_passed: bool = True) -> str:
     if card.notebook is not None:
         lines += notebook_lines(card.notebook, width)
     lines.append(f"\nscore: {card.score:g} / {card.max_score:g}")
+    if card.late:  # the late policy grade-all applied (grader.deadlines)
+        late = card.late
+        lines.append(f"late policy: {late['raw_score']:g} - {late['penalty_points']:g} ({late['penalty_percent']:g}%) "
+                     f"= {late['final_score']:g} final")
+        lines += _wrap(f"{late['rule']} [{late['policy']}]", width, "  ", "    ")
     return "\n".join(lines) + "\n"
 
 
 def _exercise_lines(exercise: str, checks: list[CheckResult], card: Scorecard, width: int,
                     show_passed: bool) -> list[str]:
-    shown = [c for c in checks if c.status != "passed" or show_passed]
+    shown = [c for c in checks if c.status != "passed" or show_passed or c.override is not None]
     if not shown:
         return []
     got, top = sum(c.score for c in checks), sum(c.max_score for c in checks)
     lines = [f"\n{exercise}  {got:g}/{top:g}"]
+    whole = exercise_override(checks)
+    if whole is not None:
+        lines += _wrap(whole, width, "  ", "    ")
     for named in diagnoses_of(card, exercise):
         lines += _wrap(named.text, width, "  ", "    ")
     shared = shared_message(checks)
@@ -52,6 +60,8 @@ def _exercise_lines(exercise: str, checks: list[CheckResult], card: Scorecard, w
         lines += _wrap(f"all {failed} failed checks: {shared}", width, "  ", "    ")
     for c in shown:
         lines.append(f"  {SYMBOL[c.status]} {c.score:>5g}/{c.max_score:<5g} {c.id}")
+        if c.override is not None and c.override.scope != "exercise":
+            lines += _wrap(override_line(c), width - 8, "        ", "        ")
         if c.status in ("passed", "skipped"):
             continue
         message = "" if shared else c.message
@@ -60,6 +70,24 @@ def _exercise_lines(exercise: str, checks: list[CheckResult], card: Scorecard, w
         if message:
             lines += _wrap(message, width - 8, "        ", "        ")
     return lines
+
+
+def override_line(check: CheckResult) -> str:
+    """The one line that says staff set this check's score, from what, and why."""
+    o = check.override
+    assert o is not None
+    return f"OVERRIDE {o.was:g} -> {o.points:g} by {o.by}: {o.reason}"
+
+
+def exercise_override(checks: list[CheckResult]) -> str | None:
+    """The one line for an exercise whose total staff set (``--exercise``), said once above its checks."""
+    spread = [c for c in checks if c.override is not None and c.override.scope == "exercise"]
+    if not spread:
+        return None
+    o = spread[0].override
+    assert o is not None
+    was, now = sum(c.override.was for c in spread if c.override), sum(c.score for c in spread)
+    return f"OVERRIDE exercise total {round(was, 6):g} -> {round(now, 6):g} by {o.by}: {o.reason}"
 
 
 def by_exercise(checks: tuple[CheckResult, ...] | list[CheckResult]) -> list[tuple[str, list[CheckResult]]]:

@@ -1,0 +1,303 @@
+"""Deadlines and the late policy: when work was due, how late it came, what that costs.
+
+Pure: no files are graded here and nothing is read from the clock or the
+machine's time zone. ``apply`` turns a policy, a submission time, a student
+and the extensions into a ``LateResult``; ``grade-all`` applies it to every
+graded row, ``grader ci`` can read the submission time with
+``grader.ci.context.received_at``.
+
+The rules (README, "Deadlines and late policy"):
+
+* Times are ISO 8601. One without an offset (a due time in assignments.yaml,
+  ``--submitted-at``, a CSV cell) is read in the policy's ``timezone`` (an
+  IANA name), never in the machine's; a wall time that does not exist there
+  (the hour skipped when DST starts) is refused, an ambiguous one (the hour
+  repeated when it ends) is the first of the two. Lateness is real elapsed
+  time (computed in UTC): across the spring-forward night a calendar day
+  late is 23 hours. An extension's ``extra_days`` are added on the course's
+  wall clock (a 23:59 due time stays 23:59).
+* Submitted at or before the due time: on time. Within ``grace_minutes``
+  after it: on time, no penalty ("in grace"). Later: lateness counts from
+  the due time (not from the end of the grace), and a started hour or day
+  counts as a whole one: 1 min late with ``per: hour`` is 1 hour late,
+  25 h late with ``per: day`` is 2 days late.
+* ``penalty_percent = min(units * percent, cap_percent)`` of the raw score;
+  ``penalty_points`` and ``final`` are rounded to 6 decimals.
+* After ``cutoff`` (strictly): the final score is 0 and the rule says why.
+  A student's extension moves their cutoff by as much as their due time.
+* No known submission time: graded as on time, and the rule says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+PER_SECONDS = {"hour": 3600, "day": 86400}
+
+
+class DeadlineError(ValueError):
+    """A bad time, zone, policy value or extensions row (one line)."""
+
+
+def zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name`` (``Europe/Paris``); DeadlineError for an unknown one."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise DeadlineError(f"unknown time zone {name!r} (an IANA name such as Europe/Paris or UTC)") from None
+
+
+def parse_time(text: str, tz: str | ZoneInfo) -> datetime:
+    """An aware datetime from ISO 8601 ``text``; a time without an offset is read in ``tz``."""
+    value = str(text).strip()
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise DeadlineError(f"{value!r} is not an ISO 8601 time (e.g. 2026-03-01T23:59:00+01:00)") from None
+    if moment.tzinfo is not None:
+        return moment
+    where = zone(tz) if isinstance(tz, str) else tz
+    local = moment.replace(tzinfo=where)
+    back = local.astimezone(timezone.utc).astimezone(where)
+    if back.replace(tzinfo=None) != moment:
+        raise DeadlineError(f"{value!r} does not exist in {where.key} (the clocks skip it for daylight saving); "
+                            "give the time with its offset")
+    return local
+
+
+@dataclass(frozen=True)
+class Penalty:
+    per: str  # "hour" | "day"
+    percent: float  # of the raw score, per started unit
+    cap_percent: float = 100.0
+
+
+@dataclass(frozen=True)
+class Policy:
+    due: datetime  # aware
+    timezone: str  # IANA: how times without an offset are read, and how the rule shows times
+    grace_minutes: float = 0.0
+    penalty: Penalty | None = None  # None: late work is only flagged, never penalised
+    cutoff: datetime | None = None  # aware; after it the submission scores 0
+
+    def __post_init__(self) -> None:
+        if self.due.tzinfo is None or (self.cutoff is not None and self.cutoff.tzinfo is None):
+            raise DeadlineError("due and cutoff must be aware datetimes (use parse_time)")
+        if self.cutoff is not None and self.cutoff.astimezone(timezone.utc) < self.due.astimezone(timezone.utc):
+            raise DeadlineError(f"cutoff: {self.cutoff.isoformat()} is before the due time {self.due.isoformat()}")
+        if self.grace_minutes < 0:
+            raise DeadlineError(f"grace_minutes must be 0 or more, not {self.grace_minutes:g}")
+        if self.penalty is not None and self.penalty.per not in PER_SECONDS:
+            raise DeadlineError(f"penalty.per must be hour or day, not {self.penalty.per!r}")
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, Any]) -> Policy:
+        """From assignments.yaml's (schema-checked) ``deadline`` mapping; DeadlineError names the key."""
+        tz = raw.get("timezone")
+        if not tz:
+            raise DeadlineError("timezone: required (the course's IANA zone, e.g. Europe/Paris)")
+        try:
+            zone(tz)
+        except DeadlineError as exc:
+            raise DeadlineError(f"timezone: {exc}") from None
+        if "due" not in raw:
+            raise DeadlineError("due: required (an ISO 8601 time, e.g. 2026-03-01T23:59:00+01:00)")
+        due = _keyed("due", raw["due"], tz)
+        cutoff = _keyed("cutoff", raw["cutoff"], tz) if raw.get("cutoff") is not None else None
+        p = raw.get("penalty")
+        penalty = Penalty(p["per"], float(p["percent"]), float(p.get("cap_percent", 100))) if p else None
+        return cls(due, tz, float(raw.get("grace_minutes", 0)), penalty, cutoff)
+
+    def text(self) -> str:
+        """The policy in one line, as the card and the reports show it."""
+        parts = [f"due {_show(self.due, self.timezone)}"]
+        if self.grace_minutes:
+            parts.append(f"{self.grace_minutes:g} min grace")
+        if self.penalty is not None:
+            parts.append(f"-{self.penalty.percent:g}% per started {self.penalty.per} late, "
+                         f"at most {self.penalty.cap_percent:g}%")
+        if self.cutoff is not None:
+            parts.append(f"0 after {_show(self.cutoff, self.timezone)}")
+        return "; ".join(parts)
+
+
+def _keyed(key: str, value: Any, tz: str) -> datetime:
+    if isinstance(value, datetime):  # YAML reads an unquoted timestamp itself
+        value = value.isoformat()
+    try:
+        return parse_time(str(value), tz)
+    except DeadlineError as exc:
+        raise DeadlineError(f"{key}: {exc}") from None
+
+
+def _show(moment: datetime, tz: str) -> str:
+    return moment.astimezone(zone(tz)).isoformat(timespec="minutes")
+
+
+@dataclass(frozen=True)
+class Extension:
+    student: str
+    new_due: datetime | None = None  # exactly one of new_due and extra_days
+    extra_days: float | None = None
+    reason: str = ""
+
+    def due(self, due: datetime) -> datetime:
+        """The student's due time: ``new_due``, or ``extra_days`` later on the course's wall clock
+        (23:59 stays 23:59 across a DST change)."""
+        return self.new_due if self.new_due is not None else due + timedelta(days=self.extra_days or 0)
+
+
+@dataclass(frozen=True)
+class LateResult:
+    status: str  # "on_time" | "grace" | "late" | "cutoff" | "unknown"
+    lateness: timedelta | None  # past the (student's) due time; None when the submission time is unknown
+    penalty_percent: float
+    penalty_points: float
+    final: float
+    rule_text: str  # the policy and what it did, one line
+
+    @property
+    def lateness_hours(self) -> float | None:
+        return None if self.lateness is None else round(max(self.lateness, timedelta()).total_seconds() / 3600, 2)
+
+    def to_dict(self, raw_score: float, policy: Policy) -> dict[str, Any]:
+        """The scorecard's optional ``late`` section."""
+        return {"status": self.status, "policy": policy.text(), "rule": self.rule_text,
+                "lateness_hours": self.lateness_hours, "raw_score": raw_score,
+                "penalty_percent": self.penalty_percent, "penalty_points": self.penalty_points,
+                "final_score": self.final}
+
+
+def apply(policy: Policy, submitted_at: datetime | str | None, student: str,
+          extensions: Mapping[str, Extension], raw_score: float = 0.0) -> LateResult:
+    """What the late policy does to ``raw_score`` for ``student`` who submitted at ``submitted_at``
+    (aware datetime, ISO text read in the policy's zone, or None/'' when unknown)."""
+    if submitted_at is None or submitted_at == "":
+        return LateResult("unknown", None, 0.0, 0.0, raw_score,
+                          f"submission time unknown: graded as on time ({policy.text()})")
+    when = parse_time(submitted_at, policy.timezone) if isinstance(submitted_at, str) else submitted_at
+    if when.tzinfo is None:
+        raise DeadlineError("submitted_at must be an aware datetime or ISO text")
+    # Everything in UTC: Python subtracts and compares two times of the same zone by their wall clocks,
+    # which is an hour off across a DST change.
+    when = when.astimezone(timezone.utc)
+    ext = extensions.get(student)
+    due = (ext.due(policy.due) if ext else policy.due).astimezone(timezone.utc)
+    shift = due - policy.due.astimezone(timezone.utc)
+    cutoff = policy.cutoff.astimezone(timezone.utc) + shift if policy.cutoff is not None else None
+    extended = f" (extension to {_show(due, policy.timezone)}: {ext.reason or 'no reason given'})" if ext else ""
+    lateness = when - due
+    seen = f"submitted {_show(when, policy.timezone)}"
+    if cutoff is not None and when > cutoff:
+        return LateResult("cutoff", lateness, 100.0, round(raw_score, 6), 0.0,
+                          f"{seen}, after the cutoff {_show(cutoff, policy.timezone)}: scored 0{extended}")
+    if lateness <= timedelta():
+        return LateResult("on_time", lateness, 0.0, 0.0, raw_score, f"{seen}: on time{extended}")
+    if lateness <= timedelta(minutes=policy.grace_minutes):
+        return LateResult("grace", lateness, 0.0, 0.0, raw_score,
+                          f"{seen}: {_duration(lateness)} late, within the {policy.grace_minutes:g} min grace{extended}")
+    if policy.penalty is None:
+        return LateResult("late", lateness, 0.0, 0.0, raw_score,
+                          f"{seen}: {_duration(lateness)} late, no penalty set{extended}")
+    p = policy.penalty
+    units = math.ceil(lateness.total_seconds() / PER_SECONDS[p.per])  # a started hour/day counts
+    percent = min(units * p.percent, p.cap_percent)
+    points = round(raw_score * percent / 100, 6)
+    capped = " (capped)" if units * p.percent > p.cap_percent else ""
+    return LateResult("late", lateness, percent, points, round(raw_score - points, 6),
+                      f"{seen}: {_duration(lateness)} late = {units} started {p.per}{'s' if units > 1 else ''} "
+                      f"x {p.percent:g}% = -{percent:g}%{capped}{extended}")
+
+
+def _duration(delta: timedelta) -> str:
+    minutes = math.ceil(delta.total_seconds() / 60)
+    days, rest = divmod(minutes, 1440)
+    hours, mins = divmod(rest, 60)
+    return " ".join(f"{n}{u}" for n, u in ((days, "d"), (hours, "h"), (mins, "min")) if n) or "0min"
+
+
+# ------------------------------------------------------------------ files
+
+
+def load_extensions(path: Path, tz: str) -> dict[str, Extension]:
+    """The extensions CSV (``student,new_due,extra_days,reason``; one of new_due/extra_days per row).
+
+    DeadlineError names the file and line of the first bad row.
+    """
+    rows = _csv(path, ("student",))
+    if not {"new_due", "extra_days"} & set(rows[0][1]):
+        raise DeadlineError(f"{path}: needs a new_due or an extra_days column")
+    out: dict[str, Extension] = {}
+    for line, row in rows[1:]:
+        where = f"{path}:{line}"
+        student = (row.get("student") or "").strip()
+        new_due, extra = (row.get("new_due") or "").strip(), (row.get("extra_days") or "").strip()
+        if not student:
+            raise DeadlineError(f"{where}: no student")
+        if student in out:
+            raise DeadlineError(f"{where}: {student} has a second extension (one row per student)")
+        if bool(new_due) == bool(extra):
+            raise DeadlineError(f"{where}: give exactly one of new_due and extra_days for {student}")
+        if new_due:
+            try:
+                out[student] = Extension(student, new_due=parse_time(new_due, tz), reason=(row.get("reason") or "").strip())
+            except DeadlineError as exc:
+                raise DeadlineError(f"{where}: new_due: {exc}") from None
+            continue
+        try:
+            days = float(extra)
+        except ValueError:
+            days = math.nan
+        if not math.isfinite(days) or days <= 0:
+            raise DeadlineError(f"{where}: extra_days must be a number above 0, not {extra!r}")
+        out[student] = Extension(student, extra_days=days, reason=(row.get("reason") or "").strip())
+    return out
+
+
+def load_submission_times(path: Path, tz: str) -> dict[str, datetime]:
+    """``--submitted-at-csv``: columns ``student`` and ``submitted_at`` (or ``time``)."""
+    rows = _csv(path, ("student",))
+    column = "submitted_at" if "submitted_at" in rows[0][1] else "time"
+    if column not in rows[0][1]:
+        raise DeadlineError(f"{path}: needs a submitted_at (or time) column")
+    out: dict[str, datetime] = {}
+    for line, row in rows[1:]:
+        student, text = (row.get("student") or "").strip(), (row.get(column) or "").strip()
+        if not student or not text:
+            raise DeadlineError(f"{path}:{line}: needs a student and a {column}")
+        if student in out:
+            raise DeadlineError(f"{path}:{line}: {student} has a second time")
+        try:
+            out[student] = parse_time(text, tz)
+        except DeadlineError as exc:
+            raise DeadlineError(f"{path}:{line}: {exc}") from None
+    return out
+
+
+def _csv(path: Path, required: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    """``[(1, header as a dict of itself), (line, row)...]``; DeadlineError when unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise DeadlineError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise DeadlineError(f"{path}: not UTF-8 text") from None
+    reader = csv.DictReader(text.splitlines())
+    names = [n.strip() for n in reader.fieldnames or ()]
+    reader.fieldnames = names
+    missing = [n for n in required if n not in names]
+    if missing:
+        raise DeadlineError(f"{path}: no {', '.join(missing)} column (found: {', '.join(names) or 'nothing'})")
+    rows: list[tuple[int, dict[str, str]]] = [(1, {n: n for n in names})]
+    for row in reader:
+        if None in row:
+            raise DeadlineError(f"{path}:{reader.line_num}: more cells than columns")
+        rows.append((reader.line_num, row))
+    return rows

@@ -1,0 +1,351 @@
+"""Deadlines and the late policy (grader.deadlines): the pure rules, the config, the extensions file,
+the CI's submission time, the gradebook columns, and one grade-all of a tiny class."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader import deadlines
+from grader.ci import context
+from grader.config import ConfigError, load_config
+from grader.deadlines import DeadlineError, Extension, Penalty, Policy, apply, parse_time
+from grader.export import gradebook_csv, text
+from grader.gradebook import Row
+from tests.conftest import ROOT
+
+UTC = timezone.utc
+DUE = datetime(2026, 3, 1, 23, 59, tzinfo=UTC)
+
+
+def policy(**kw) -> Policy:
+    values = {"due": DUE, "timezone": "UTC", "grace_minutes": 10.0, "penalty": Penalty("hour", 5, 50),
+              "cutoff": DUE + timedelta(days=7)}
+    return Policy(**{**values, **kw})
+
+
+# ------------------------------------------------------------------ the pure policy
+
+
+def test_on_time_and_exactly_at_the_due_time() -> None:
+    for when in (DUE - timedelta(days=1), DUE):
+        r = apply(policy(), when, "a", {}, 80)
+        assert (r.status, r.penalty_percent, r.penalty_points, r.final) == ("on_time", 0, 0, 80)
+        assert "on time" in r.rule_text
+
+
+def test_within_grace_costs_nothing() -> None:
+    r = apply(policy(), DUE + timedelta(minutes=10), "a", {}, 80)
+    assert (r.status, r.final) == ("grace", 80) and "10 min grace" in r.rule_text
+
+
+def test_one_hour_late_and_a_started_hour_counts() -> None:
+    r = apply(policy(grace_minutes=0), DUE + timedelta(hours=1), "a", {}, 80)
+    assert (r.status, r.penalty_percent, r.penalty_points, r.final) == ("late", 5, 4, 76)
+    r = apply(policy(grace_minutes=0), DUE + timedelta(hours=1, seconds=1), "a", {}, 80)
+    assert r.penalty_percent == 10  # a second into the second hour: two started hours
+    # lateness counts from the due time, not from the end of the grace
+    r = apply(policy(grace_minutes=30), DUE + timedelta(minutes=31), "a", {}, 80)
+    assert r.penalty_percent == 5 and r.lateness == timedelta(minutes=31) and r.lateness_hours == 0.52
+
+
+def test_three_days_late_is_capped() -> None:
+    daily = policy(penalty=Penalty("day", 20, 50))
+    r = apply(daily, DUE + timedelta(days=2, hours=1), "a", {}, 80)
+    assert (r.penalty_percent, r.final) == (50, 40) and "capped" in r.rule_text  # 3 started days: 60% -> 50%
+    r = apply(daily, DUE + timedelta(days=1), "a", {}, 80)
+    assert (r.penalty_percent, r.final) == (20, 64)
+
+
+def test_after_the_cutoff_scores_zero_with_the_reason() -> None:
+    r = apply(policy(), DUE + timedelta(days=7, seconds=1), "a", {}, 80)
+    assert (r.status, r.final, r.penalty_percent, r.penalty_points) == ("cutoff", 0, 100, 80)
+    assert "after the cutoff" in r.rule_text and "scored 0" in r.rule_text
+    assert apply(policy(), DUE + timedelta(days=7), "a", {}, 80).status == "late"  # at the cutoff: not after
+
+
+def test_an_extension_moves_the_due_time_and_the_cutoff() -> None:
+    ext = {"b": Extension("b", extra_days=2, reason="illness"),
+           "c": Extension("c", new_due=DUE + timedelta(hours=5), reason="")}
+    r = apply(policy(), DUE + timedelta(days=1), "b", ext, 80)
+    assert (r.status, r.final) == ("on_time", 80) and "extension" in r.rule_text and "illness" in r.rule_text
+    r = apply(policy(grace_minutes=0), DUE + timedelta(hours=6), "c", ext, 80)
+    assert (r.status, r.penalty_percent, r.lateness) == ("late", 5, timedelta(hours=1))
+    assert apply(policy(), DUE + timedelta(days=8), "b", ext, 80).status == "late"  # cutoff moved 2 days too
+    assert apply(policy(), DUE + timedelta(days=8), "a", ext, 80).status == "cutoff"
+
+
+def test_unknown_time_is_graded_on_time_and_says_so() -> None:
+    for when in (None, ""):
+        r = apply(policy(), when, "a", {}, 80)
+        assert (r.status, r.final, r.lateness, r.lateness_hours) == ("unknown", 80, None, None)
+        assert "submission time unknown" in r.rule_text
+
+
+def test_no_penalty_set_only_flags_late_work() -> None:
+    r = apply(policy(penalty=None), DUE + timedelta(hours=3), "a", {}, 80)
+    assert (r.status, r.final) == ("late", 80) and "no penalty" in r.rule_text
+
+
+def test_times_without_offset_are_read_in_the_course_zone_never_the_machines() -> None:
+    paris = policy(due=parse_time("2026-03-28T12:00", "Europe/Paris"), timezone="Europe/Paris",
+                   grace_minutes=0, penalty=Penalty("hour", 1, 100), cutoff=None)
+    assert paris.due.utcoffset() == timedelta(hours=1)  # CET
+    # across the spring-forward night a day of wall time is 23 real hours
+    r = apply(paris, "2026-03-29T12:00", "a", {}, 100)
+    assert r.lateness == timedelta(hours=23) and r.penalty_percent == 23
+    daily = Policy(paris.due, "Europe/Paris", penalty=Penalty("day", 10, 100))
+    assert apply(daily, "2026-03-29T12:00", "a", {}, 100).penalty_percent == 10
+    # an offset given wins over the zone
+    assert apply(paris, "2026-03-28T12:00+01:00", "a", {}, 100).status == "on_time"
+    assert apply(paris, "2026-03-28T12:00Z", "a", {}, 100).lateness == timedelta(hours=1)
+
+
+def test_a_time_the_dst_gap_skips_is_refused_and_an_ambiguous_one_is_the_first() -> None:
+    with pytest.raises(DeadlineError, match="does not exist in America/New_York"):
+        parse_time("2026-03-08T02:30", "America/New_York")
+    first = parse_time("2026-11-01T01:30", "America/New_York")
+    assert first.utcoffset() == timedelta(hours=-4)  # EDT, the first 01:30
+    with pytest.raises(DeadlineError, match="not an ISO 8601 time"):
+        parse_time("yesterday", "UTC")
+    with pytest.raises(DeadlineError, match="unknown time zone"):
+        parse_time("2026-03-08T02:30", "Mars/Olympus")
+
+
+# ------------------------------------------------------------------ config
+
+
+def write_config(tmp_path: Path, deadline: dict | None, defaults: dict | None = None, **extra) -> Path:
+    raw = {"schema_version": 1, "assignments": {"hw": {
+        "file": "hw.py", "reference": "ref.py", "checks": "hw", "exercises": {"a": {"checks": {"test_x": 10}}},
+        **({"deadline": deadline} if deadline is not None else {}), **extra}}}
+    if defaults:
+        raw["defaults"] = {"deadline": defaults}
+    path = tmp_path / "assignments.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+def test_config_builds_a_policy_from_defaults_and_the_assignment(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"due": "2026-03-01T23:59:00"},
+                        {"timezone": "Europe/Paris", "grace_minutes": 15, "penalty": {"per": "day", "percent": 10}})
+    p = load_config(path).assignment("hw").deadline
+    assert p.due == datetime(2026, 3, 1, 22, 59, tzinfo=UTC)  # read in Europe/Paris (CET)
+    assert (p.grace_minutes, p.penalty) == (15, Penalty("day", 10, 100))
+    assert load_config(write_config(tmp_path, None)).assignment("hw").deadline is None
+
+
+def test_config_reads_an_unquoted_yaml_timestamp(tmp_path: Path) -> None:
+    path = tmp_path / "assignments.yaml"
+    path.write_text("schema_version: 1\nassignments:\n  hw:\n    file: hw.py\n    reference: ref.py\n"
+                    "    checks: hw\n    exercises: {a: {checks: {test_x: 1}}}\n"
+                    "    deadline: {due: 2026-03-01T23:59:00+01:00, timezone: UTC}\n")
+    assert load_config(path).assignment("hw").deadline.due == datetime(2026, 3, 1, 22, 59, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("deadline, message", [
+    ({"due": "2026-03-01T23:59"}, "assignments.hw.deadline.timezone: required"),
+    ({"timezone": "UTC"}, "assignments.hw.deadline.due: required"),
+    ({"due": "2026-03-01T23:59", "timezone": "Mars/Base"}, "deadline.timezone: unknown time zone 'Mars/Base'"),
+    ({"due": "soon", "timezone": "UTC"}, "deadline.due: 'soon' is not an ISO 8601 time"),
+    ({"due": "2026-03-08T02:30", "timezone": "America/New_York"}, "deadline.due: .* does not exist"),
+    ({"due": "2026-03-01T23:59", "timezone": "UTC", "cutoff": "2026-02-01T00:00"}, "deadline.cutoff: .* before"),
+    ({"due": "2026-03-01T23:59", "timezone": "UTC", "penalty": {"per": "week", "percent": 5}},
+     "deadline.penalty.per: 'week' is not one of"),
+    ({"due": "2026-03-01T23:59", "timezone": "UTC", "penalty": {"per": "day", "percent": 500}},
+     "deadline.penalty.percent: 500 is greater than"),
+    ({"due": "2026-03-01T23:59", "timezone": "UTC", "grace_minutes": -1}, "deadline.grace_minutes: -1 is less than"),
+    ({"due": "2026-03-01T23:59", "timezone": "UTC", "typo": 1}, "deadline: Additional properties"),
+])
+def test_a_bad_deadline_is_one_clear_line(tmp_path: Path, deadline: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        load_config(write_config(tmp_path, deadline))
+    assert "\n" not in str(err.value) and str(tmp_path) in str(err.value)
+
+
+def test_config_extensions_path_is_relative_to_the_config(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"due": "2026-03-01T23:59", "timezone": "UTC"}, extensions="ext.csv")
+    assert load_config(path).assignment("hw").extensions == tmp_path / "ext.csv"
+
+
+# ------------------------------------------------------------------ files
+
+
+def test_extensions_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "ext.csv"
+    path.write_text("student,new_due,extra_days,reason\nana,2026-03-03T12:00,,flu\nben,,1.5,\n")
+    ext = deadlines.load_extensions(path, "Europe/Paris")
+    assert ext["ana"].new_due == datetime(2026, 3, 3, 11, 0, tzinfo=UTC) and ext["ana"].reason == "flu"
+    assert ext["ben"].due(DUE) == DUE + timedelta(days=1, hours=12)
+
+
+@pytest.mark.parametrize("body, message", [
+    ("student,new_due,extra_days,reason\nana,2026-03-03T12:00,2,x\n", r"ext.csv:2: give exactly one of new_due"),
+    ("student,new_due,extra_days,reason\nana,,,x\n", r"ext.csv:2: give exactly one of new_due"),
+    ("student,new_due,extra_days,reason\nana,,-1,x\n", r"ext.csv:2: extra_days must be a number above 0"),
+    ("student,new_due,extra_days,reason\nana,,two,x\n", r"ext.csv:2: extra_days must be a number above 0"),
+    ("student,new_due,extra_days,reason\nana,,1,\nbob,tomorrow,,x\n", r"ext.csv:3: new_due: 'tomorrow' is not"),
+    ("student,new_due,extra_days,reason\nana,,1,\nana,,2,\n", r"ext.csv:3: ana has a second extension"),
+    ("student,new_due,extra_days,reason\n,,1,\n", r"ext.csv:2: no student"),
+    ("name,new_due\nana,2026-03-03T12:00\n", r"ext.csv: no student column"),
+    ("student,reason\nana,x\n", r"ext.csv: needs a new_due or an extra_days column"),
+    ("student,new_due,extra_days,reason\nana,,1,x,extra\n", r"ext.csv:2: more cells than columns"),
+])
+def test_a_bad_extensions_row_is_one_clear_line(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "ext.csv"
+    path.write_text(body)
+    with pytest.raises(DeadlineError, match=message) as err:
+        deadlines.load_extensions(path, "UTC")
+    assert "\n" not in str(err.value)
+    with pytest.raises(DeadlineError, match="cannot read"):
+        deadlines.load_extensions(tmp_path / "none.csv", "UTC")
+
+
+def test_submission_times_file(tmp_path: Path) -> None:
+    path = tmp_path / "times.csv"
+    path.write_text("student,submitted_at\nana,2026-03-01T23:00\n")
+    assert deadlines.load_submission_times(path, "Europe/Paris")["ana"] == datetime(2026, 3, 1, 22, tzinfo=UTC)
+    path.write_text("student,time\nana,later\n")
+    with pytest.raises(DeadlineError, match="times.csv:2: 'later' is not an ISO 8601 time"):
+        deadlines.load_submission_times(path, "UTC")
+    path.write_text("student,when\nana,2026-03-01\n")
+    with pytest.raises(DeadlineError, match="needs a submitted_at"):
+        deadlines.load_submission_times(path, "UTC")
+
+
+# ------------------------------------------------------------------ CI: when the push was received
+
+
+def test_ci_uses_the_push_received_time_never_the_commit_date(tmp_path: Path) -> None:
+    event = {"repository": {"pushed_at": 1772409600}, "head_commit": {"timestamp": "2020-01-01T00:00:00Z"}}
+    assert context.received_at("github", {}, event, "push") == "2026-03-02T00:00:00+00:00"
+    assert context.received_at("github", {}, {"repository": {"pushed_at": "2026-03-02T01:00:00+01:00"}}, "push") \
+        == "2026-03-02T00:00:00+00:00"
+    assert context.received_at("github", {}, event, "pull_request") == ""
+    assert context.received_at("gitlab", {"CI_PIPELINE_CREATED_AT": "2026-03-02T00:00:00Z"}, {}) \
+        == "2026-03-02T00:00:00+00:00"
+    assert context.received_at("shell", {}, {}) == ""
+    event_path = tmp_path / "event.json"
+    event_path.write_text('{"repository": {"pushed_at": 1772409600}, "head_commit": {"timestamp": "2020-01-01T00:00:00Z"}}')
+    env = context.detect({"GITHUB_ACTIONS": "true", "GITHUB_EVENT_PATH": str(event_path), "GITHUB_EVENT_NAME": "push"},
+                         tmp_path, tmp_path)
+    assert env.received_at == "2026-03-02T00:00:00+00:00"
+
+
+# ------------------------------------------------------------------ the gradebook and the card
+
+
+def test_gradebook_gets_the_late_columns_last_only_with_a_policy(tmp_path: Path) -> None:
+    rows = [Row("ana", "graded", "ana.py", "x", 76.0, 100.0, (("a", 80.0),), raw_score=80.0, penalty=4.0,
+                lateness=1.0, late_rule="submitted ...: 1h late = 1 started hour x 5% = -5%"),
+            Row("bo", "missing", message="nothing submitted")]
+    gradebook_csv.write(rows, ["a"], tmp_path / "g.csv")
+    with (tmp_path / "g.csv").open(newline="") as f:
+        reader = csv.DictReader(f)
+        got = list(reader)
+    assert reader.fieldnames == [*gradebook_csv.header(["a"]), "raw_score", "penalty", "lateness", "late_rule"]
+    assert (got[0]["score"], got[0]["raw_score"], got[0]["penalty"], got[0]["lateness"]) == ("76", "80", "4", "1")
+    assert [got[1][c] for c in ("raw_score", "penalty", "lateness", "late_rule")] == ["", "", "", ""]
+    gradebook_csv.write(rows[1:], ["a"], tmp_path / "h.csv")
+    assert (tmp_path / "h.csv").read_text().splitlines()[0] == ",".join(gradebook_csv.header(["a"]))
+
+
+# ------------------------------------------------------------------ grade-all of a tiny class
+
+REFERENCE = (ROOT / "solutions/attention.py").read_text()
+
+
+def test_grade_all_applies_the_policy_from_submitted_at_csv(tmp_path: Path) -> None:
+    klass = tmp_path / "submissions"
+    klass.mkdir()
+    for student in ("alice", "bob", "carol"):
+        (klass / f"{student}.py").write_text(REFERENCE)
+    times = tmp_path / "times.csv"
+    times.write_text("student,submitted_at\nbob,2026-03-02T03:19:00\ncarol,2026-03-03T12:00:00\n")
+    extensions = tmp_path / "ext.csv"
+    extensions.write_text("student,new_due,extra_days,reason\ncarol,,3,medical note\n")
+    raw = yaml.safe_load((ROOT / "assignments.yaml").read_text())
+    raw["assignments"]["attention"]["deadline"] = {
+        "due": "2026-03-01T23:59:00", "timezone": "Europe/Paris", "grace_minutes": 10,
+        "penalty": {"per": "hour", "percent": 5, "cap_percent": 50}, "cutoff": "2026-03-08T23:59:00"}
+    config = ROOT / f".test-config-{os.getpid()}-deadlines.yaml"  # beside the original: its paths are relative to it
+    config.write_text(yaml.safe_dump(raw))
+    out = tmp_path / "out"
+    try:
+        proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(klass), "--assignment", "attention",
+                               "--out", str(out), "--jobs", "1", "--config", str(config),
+                               "--submitted-at-csv", str(times), "--extensions", str(extensions)],
+                              capture_output=True, text=True, cwd=ROOT, timeout=600)
+        bad = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(klass), "--assignment", "attention",
+                              "--out", str(tmp_path / "bad"), "--config", str(config), "--submitted-at", "noon"],
+                             capture_output=True, text=True, cwd=ROOT, timeout=600)
+    finally:
+        config.unlink()
+    assert proc.returncode == 0, proc.stderr
+    with (out / "gradebook.csv").open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        rows = {r["student"]: r for r in reader}
+    assert reader.fieldnames[-4:] == ["raw_score", "penalty", "lateness", "late_rule"]
+    top = float(rows["alice"]["max_score"])
+    # alice: the folder layout has no time -> on time, and the row says so
+    assert float(rows["alice"]["score"]) == float(rows["alice"]["raw_score"]) == top
+    assert "submission time unknown" in rows["alice"]["late_rule"] and rows["alice"]["lateness"] == ""
+    # bob: 03:19 Paris = 3h20 late -> 4 started hours x 5% = 20%
+    bob = rows["bob"]
+    assert float(bob["raw_score"]) == top and float(bob["penalty"]) == pytest.approx(top * 0.2)
+    assert float(bob["score"]) == pytest.approx(top * 0.8) and float(bob["lateness"]) == 3.33
+    assert "4 started hours" in bob["late_rule"]
+    # carol: a day and a half after the class's due time, within her 3-day extension
+    carol = rows["carol"]
+    assert float(carol["score"]) == top and float(carol["penalty"]) == 0
+    assert "on time" in carol["late_rule"] and "medical note" in carol["late_rule"]
+    card = (out / "cards" / "bob.json").read_text()
+    from grader.scorecard import Scorecard
+    import json
+
+    late = Scorecard.from_dict(json.loads(card)).late
+    assert late["final_score"] == pytest.approx(top * 0.8) and late["status"] == "late"
+    assert "late policy" in text.render(Scorecard.from_dict(json.loads(card)))
+    assert bad.returncode == 2 and "--submitted-at: 'noon' is not an ISO 8601 time" in bad.stderr
+    print(next(line for line in (out / "gradebook.csv").read_text().splitlines() if line.startswith("bob")))
+
+
+def test_exports_report_the_score_after_the_late_policy():
+    """Gradescope's total and JUnit's score property carry the final score; the checks keep the points earned."""
+    import dataclasses
+
+    from grader.export import gradescope, junit
+    from grader.scorecard import CheckResult, Scorecard, SubmissionInfo
+
+    checks = (CheckResult("test_a", "softmax", "passed", 2.0, 2.0, "", "visible"),)
+    card = Scorecard(assignment="attention", submission=SubmissionInfo("attention.py", "0" * 64), score=2.0,
+                     max_score=2.0, checks=checks,
+                     late={"raw_score": 2.0, "penalty_points": 0.5, "final_score": 1.5, "rule": "1 h late: -25%"})
+    assert card.final_score == 1.5 and dataclasses.replace(card, late=None).final_score == 2.0
+    assert gradescope.results(card)["score"] == 1.5
+    assert sum(t["score"] for t in gradescope.results(card)["tests"]) == 2.0
+    element = junit.to_element([("alice", card)])
+    scores = [p.get("value") for p in element.iter("property") if p.get("name") == "score"]
+    assert scores == ["1.5"]
+
+
+def test_the_course_secret_file_is_a_known_config_key(tmp_path: Path):
+    raw = yaml.safe_load((ROOT / "assignments.yaml").read_text(encoding="utf-8"))
+    for spec in raw["assignments"].values():
+        for key in ("reference", "stub"):
+            if spec.get(key):
+                spec[key] = str(ROOT / spec[key])
+    raw["course_secret_file"] = "secret.txt"
+    (tmp_path / "assignments.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
+    load_config(tmp_path / "assignments.yaml")  # validates
+    raw["course_secret_file"] = ""
+    (tmp_path / "assignments.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
+    with pytest.raises(ConfigError, match="course_secret_file"):
+        load_config(tmp_path / "assignments.yaml")

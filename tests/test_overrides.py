@@ -1,0 +1,232 @@
+"""Staff overrides (``grader override``, ``grader.overrides``): added with a reason, applied by every
+grade-all and merge, kept through re-grades, sent back for review when the submission or the check changed.
+
+One tiny class graded once (alice: the reference, bob: the stub); each test works on its own copy.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from grader import batch, cli, overrides
+from grader.config import load_config
+from grader.export import html, text
+from grader.scorecard import Scorecard
+from tests.conftest import ROOT
+
+ASSIGNMENT = load_config().assignment("attention")
+CHECK = "test_output_matches_reference[attention_scores]"
+REASON = "solved in the notebook; the upload lost a line"
+
+
+def grade_all(submissions: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(submissions), "--assignment",
+                           "attention", "--out", str(out), "--jobs", "1", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("overrides")
+    subs = root / "submissions"
+    subs.mkdir()
+    shutil.copy(ROOT / "solutions/attention.py", subs / "alice.py")
+    shutil.copy(ROOT / "exercises/attention.py", subs / "bob.py")
+    proc = grade_all(subs, root / "out")
+    assert proc.returncode == 0, proc.stderr
+    return subs, root / "out"
+
+
+@pytest.fixture
+def course(graded: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the class and its grade-all folder, this test's to change."""
+    subs, out = graded
+    shutil.copytree(subs, tmp_path / "submissions")
+    shutil.copytree(out, tmp_path / "out")
+    return tmp_path / "submissions", tmp_path / "out"
+
+
+def override(course: Path, *args: str) -> int:
+    try:
+        return cli.main(["override", *args, "--course", str(course)])
+    except SystemExit as exc:  # argparse's own refusals
+        return int(exc.code or 0)
+
+
+def card(out: Path, student: str) -> Scorecard:
+    return Scorecard.from_dict(json.loads((out / "cards" / f"{student}.json").read_text()))
+
+
+def score_of(c: Scorecard, check: str) -> float:
+    return next(x.score for x in c.checks if x.id == check)
+
+
+def gradebook(out: Path) -> dict[str, dict[str, str]]:
+    with (out / "gradebook.csv").open(newline="") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+def audit(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / overrides.AUDIT).read_text().splitlines()]
+
+
+# ------------------------------------------------------------------ the command
+
+
+def test_the_command_appends_a_pinned_entry_and_an_audit_line(course: tuple[Path, Path], capsys) -> None:
+    _, out = course
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "TA Kim") == 0
+    [entry] = overrides.load(out / overrides.OVERRIDES)
+    assert (entry.student, entry.exercise, entry.check, entry.points, entry.reason, entry.by) == (
+        "bob", "attention_scores", CHECK, 2.0, REASON, "TA Kim")
+    assert entry.sha256 == card(out, "bob").submission.sha256
+    fingerprints = overrides.check_fingerprints(ASSIGNMENT)
+    assert entry.fingerprint == fingerprints["attention_scores/test_output_matches_reference"]
+    assert entry.at.endswith("Z")
+    [line] = audit(out)
+    assert (line["event"], line["student"], line["by"], line["old"], line["new"]) == (
+        "added", "bob", "TA Kim", 0.0, 2.0)
+    assert "0 -> 2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--check", CHECK, "--points", "2", "--by", "ta"], "required: --reason"),
+    (["--check", CHECK, "--points", "2", "--reason", "  ", "--by", "ta"], "--reason must not be empty"),
+    (["--check", "test_no_such_check", "--points", "1", "--reason", "r", "--by", "ta"], "unknown check"),
+    (["--check", CHECK, "--points", "2.5", "--reason", "r", "--by", "ta"], "outside 0..2"),
+    (["--exercise", "nope", "--points", "1", "--reason", "r", "--by", "ta"], "unknown exercise"),
+    (["--check", "test_output_matches_reference", "--points", "1", "--reason", "r", "--by", "ta"], "names 12 checks"),
+])
+def test_a_bad_override_is_one_line_and_exit_2(course: tuple[Path, Path], capsys, args: list[str],
+                                               message: str) -> None:
+    _, out = course
+    assert override(out, "bob", *args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+    assert not (out / overrides.OVERRIDES).exists() and not (out / overrides.AUDIT).exists()
+
+
+def test_a_bad_line_in_the_file_is_named(course: tuple[Path, Path], capsys) -> None:
+    subs, out = course
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
+    good = (out / overrides.OVERRIDES).read_text()
+    (out / overrides.OVERRIDES).write_text(good + "{not json\n")
+    assert override(out, "bob", "--check", CHECK, "--points", "1", "--reason", "r", "--by", "ta") == 2
+    err = capsys.readouterr().err
+    assert f"{overrides.OVERRIDES}:2: not JSON" in err and err.count("\n") == 1
+    entry = json.loads(good)
+    del entry["reason"]
+    (out / overrides.OVERRIDES).write_text(good + json.dumps(entry) + "\n")
+    with pytest.raises(overrides.OverridesError, match=r"overrides.jsonl:2: .*reason"):
+        overrides.load(out / overrides.OVERRIDES)
+    proc = grade_all(subs, out)  # grade-all refuses before grading, in one line
+    assert proc.returncode == 2 and "overrides.jsonl:2:" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ grade-all, re-grades, review
+
+
+def test_grade_all_applies_it_and_a_regrade_keeps_it(course: tuple[Path, Path]) -> None:
+    subs, out = course
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
+    assert override(out, "bob", "--exercise", "scale_scores", "--points", "3", "--reason", "office hours",
+                    "--by", "prof") == 0
+    for args in ((), ("--force",)):  # unchanged (nothing graded), then every card graded again
+        proc = grade_all(subs, out, *args)
+        assert proc.returncode == 0, proc.stderr
+        bob = card(out, "bob")
+        assert score_of(bob, CHECK) == 2 and bob.score == 5
+        assert next(c for c in bob.checks if c.id == CHECK).override.reason == REASON
+        spread = [c for c in bob.checks if c.exercise == "scale_scores"]
+        assert round(sum(c.score for c in spread), 6) == 3 and all(c.score <= c.max_score for c in spread)
+        row = gradebook(out)["bob"]
+        assert (float(row["score"]), float(row["attention_scores"]), float(row["scale_scores"])) == (5, 2, 3)
+        assert batch.read_record(batch.Layout(out), "bob")[0].score == 5  # canvas from the folder reads records
+        assert not (out / overrides.REVIEW).exists()
+    applied = [line for line in audit(out) if line["event"] == "applied"]
+    assert [(a["target"], a["old"], a["new"]) for a in applied] == [
+        (f"attention_scores/{CHECK}", 0.0, 2.0), ("scale_scores", 0.0, 3.0)] * 2  # first run, and the --force one
+
+
+def test_a_changed_submission_is_listed_for_review_not_applied(course: tuple[Path, Path]) -> None:
+    subs, out = course
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
+    (subs / "bob.py").write_text((subs / "bob.py").read_text() + "\n# changed after the override\n")
+    proc = grade_all(subs, out)
+    assert proc.returncode == 0, proc.stderr
+    assert score_of(card(out, "bob"), CHECK) == 0 and card(out, "bob").score == 0
+    assert "override not applied, review it: bob" in proc.stderr and "submission changed" in proc.stderr
+    with (out / overrides.REVIEW).open(newline="") as f:
+        [review] = list(csv.DictReader(f))
+    assert (review["student"], review["target"], review["points"]) == ("bob", f"attention_scores/{CHECK}", "2")
+    assert "submission changed" in review["why"]
+
+
+def test_a_changed_check_is_listed_for_review(course: tuple[Path, Path]) -> None:
+    _, out = course
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
+    entries = overrides.load(out / overrides.OVERRIDES)
+    fps = overrides.check_fingerprints(ASSIGNMENT)
+    new, applied, review = overrides.apply(card(out, "bob"), entries, fps)
+    assert applied == entries and not review and new.score == 2
+    first = ASSIGNMENT.exercises[0]
+    repointed = replace(first, checks=tuple(replace(c, points=3) if c.name == "test_output_matches_reference" else c
+                                            for c in first.checks))
+    changed = overrides.check_fingerprints(replace(ASSIGNMENT, exercises=(repointed, *ASSIGNMENT.exercises[1:])))
+    again, applied, [r] = overrides.apply(new, entries, changed)
+    assert not applied and "changed since the override" in r.why
+    assert again == card(out, "bob")  # the override taken off: the graded card
+    # the folder way, as grade-all and merge do it: the review file lists it
+    _, [r] = overrides.apply_to_folder(out, {"bob": out / "cards" / "bob.json"}, changed)
+    assert "bob" in (out / overrides.REVIEW).read_text()
+
+
+def test_merge_applies_the_overrides_of_its_shards(course: tuple[Path, Path], tmp_path: Path) -> None:
+    _, out = course
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
+    assert cli.main(["merge", str(out), "--out", str(tmp_path / "merged")]) == 0
+    assert card(tmp_path / "merged", "bob").score == 2 and float(gradebook(tmp_path / "merged")["bob"]["score"]) == 2
+    assert (tmp_path / "merged" / overrides.OVERRIDES).read_text() == (out / overrides.OVERRIDES).read_text()
+
+
+# ------------------------------------------------------------------ what the student sees
+
+
+def test_the_card_and_reports_show_the_override_and_its_reason(course: tuple[Path, Path]) -> None:
+    subs, out = course
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "TA Kim") == 0
+    assert override(out, "bob", "--exercise", "scale_scores", "--points", "3", "--reason", "office hours",
+                    "--by", "prof") == 0
+    assert grade_all(subs, out).returncode == 0
+    data = json.loads((out / "cards" / "bob.json").read_text())
+    check = next(c for c in data["checks"] if c["id"] == CHECK)
+    assert check["override"] == {"points": 2.0, "was": 0.0, "reason": REASON, "by": "TA Kim",
+                                 "at": check["override"]["at"], "scope": "check"}
+    table = text.render(card(out, "bob"), width=200, show_passed=False)
+    assert f"OVERRIDE 0 -> 2 by TA Kim: {REASON}" in table
+    assert table.count("OVERRIDE exercise total 0 -> 3 by prof: office hours") == 1
+    page = html.render(card(out, "bob"))
+    assert 'id="overrides"' in page and REASON in page and "office hours" in page
+    assert 'id="overrides"' not in html.render(card(out, "alice"))
+
+
+def test_applying_is_pure_and_idempotent(graded: tuple[Path, Path]) -> None:
+    """Applying to an overridden card again gives the same card; an entry for another target leaves others."""
+    _, out = graded
+    bob = card(out, "bob")
+    entry = overrides.Entry("bob", "attention_scores", CHECK, 1.5, "r", "ta", "2026-01-01T00:00:00Z",
+                            bob.submission.sha256, overrides.check_fingerprints(ASSIGNMENT)[
+                                "attention_scores/test_output_matches_reference"])
+    once, applied, review = overrides.apply(bob, [entry], overrides.check_fingerprints(ASSIGNMENT))
+    twice, _, _ = overrides.apply(once, [entry], overrides.check_fingerprints(ASSIGNMENT))
+    assert once == twice and once.score == bob.score + 1.5 and applied == [entry] and not review
+    assert overrides.graded(once) == bob
+    assert overrides.apply(once, [], None)[0] == bob  # no entry: back to the graded card
