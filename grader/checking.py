@@ -22,6 +22,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
+from grader import words
 from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.diagnosis.catalogue import CatalogueError, Mistake, load_catalogue
 from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
@@ -273,8 +274,7 @@ def _verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> d
 
 def clip(text: str, limit: int = MAX_MESSAGE) -> str:
     """A message cut to what a card keeps."""
-    limit = max(limit, 200)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return words.clip(text, max(limit, 200))
 
 
 PYTEST_ARGS = (

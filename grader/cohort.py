@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from grader import files, similarity
+from grader import files, similarity, words
 from grader.gradebook import Row
 from grader.version import __version__
 
@@ -283,7 +283,7 @@ def _diagnoses_figure(diagnoses: Sequence[Mapping[str, Any]]) -> Any:
 
 
 def _clip(text: str, limit: int = LABEL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return words.clip(text, limit)
 
 
 # ------------------------------------------------------------------ the index page

@@ -226,19 +226,29 @@ def pick(folder: Path, stem: str) -> Path | str:
     )
     named = [p for p in candidates if p.stem == stem]
     chosen = named or candidates
-    shown = ", ".join(str(p.relative_to(folder.parent)) for p in chosen)
+    return _one(chosen, [str(p.relative_to(folder.parent)) for p in chosen], f"in {folder.name}/")
+
+
+def _one(chosen: list[Path], shown: list[str], where: str) -> Path | str:
+    """The single file chosen, else why there is not exactly one (never a silent pick)."""
     if len(chosen) == 1:
         return chosen[0]
     if not chosen:
-        return f"no .py or .ipynb file in {folder.name}/"
-    return f"more than one submission for this student: {shown}; keep one and grade again"
+        return f"no .py or .ipynb file {where}"
+    return f"more than one submission for this student: {', '.join(shown)}; keep one and grade again"
+
+
+def _found(who: tuple[tuple[str, str], ...], label: str, fallback: str, root: Path, where: str,
+           picked: Path | str, submitted_at: str = "", late: bool | None = None) -> Found:
+    """A student's entry: the picked file, or the problem and ``where`` (the folder or first file) it was seen."""
+    if isinstance(picked, str):
+        return Found(who, label, fallback, None, where, picked, submitted_at, late)
+    return Found(who, label, fallback, picked, str(picked.relative_to(root)), "", submitted_at, late)
 
 
 def _found_in_folder(who: tuple[tuple[str, str], ...], label: str, fallback: str, root: Path, folder: Path,
                      picked: Path | str, submitted_at: str = "", late: bool | None = None) -> Found:
-    if isinstance(picked, str):
-        return Found(who, label, fallback, None, f"{folder.relative_to(root)}/", picked, submitted_at, late)
-    return Found(who, label, fallback, picked, str(picked.relative_to(root)), "", submitted_at, late)
+    return _found(who, label, fallback, root, f"{folder.relative_to(root)}/", picked, submitted_at, late)
 
 
 # ------------------------------------------------------------------ Canvas
@@ -290,18 +300,12 @@ def _pick_flat(files: list[tuple[Path, str]], stem: str, resubmissions: bool) ->
             latest[key] = (n, path)
     named = {k: v for k, v in latest.items() if k[0] == stem}
     chosen = sorted(v[1] for v in (named or latest).values())
-    if len(chosen) == 1:
-        return chosen[0]
-    if not chosen:
-        return f"no .py or .ipynb file among {', '.join(p.name for p, _ in files)}"
-    return f"more than one submission for this student: {', '.join(p.name for p in chosen)}; keep one and grade again"
+    return _one(chosen, [p.name for p in chosen], f"among {', '.join(p.name for p, _ in files)}")
 
 
 def _flat_found(who: tuple[tuple[str, str], ...], label: str, fallback: str, root: Path, first: Path,
                 picked: Path | str, late: bool | None = None) -> Found:
-    if isinstance(picked, str):
-        return Found(who, label, fallback, None, str(first.relative_to(root)), picked, "", late)
-    return Found(who, label, fallback, picked, str(picked.relative_to(root)), "", "", late)
+    return _found(who, label, fallback, root, str(first.relative_to(root)), picked, "", late)
 
 
 # ------------------------------------------------------------------ Gradescope

@@ -31,13 +31,13 @@ from typing import Any
 from grader.ci.commands import inert
 from grader.ci.context import EXIT_FAILED, EXIT_OK
 from grader.ci.grading import Outcome, friendly
+from grader.words import clip
 
 
 STATUS_CLASSROOM = {"passed": "pass", "skipped": "fail", "failed": "fail", "error": "error", "timeout": "error"}
 SKIPPED_NOTE = "skipped, not graded"
 MESSAGE_CHARS = 300  # each test's message, at most
 RESULT_MAX_CHARS = 64 * 1024  # the base64 text, at most (Linux: 128 KiB for one environment string)
-ELLIPSIS = "…"
 
 
 def classroom_payload(o: Outcome) -> dict[str, Any]:
@@ -106,10 +106,3 @@ def fit(payload: dict[str, Any], limit: int) -> dict[str, Any]:
 
 def _messages_cut(payload: dict[str, Any], chars: int) -> dict[str, Any]:
     return {**payload, "tests": [{**t, "message": clip(t["message"], chars)} for t in payload["tests"]]}
-
-
-def clip(text: str, chars: int) -> str:
-    """``text`` in at most ``chars`` characters, the last an ellipsis when it was cut."""
-    if len(text) <= chars:
-        return text
-    return text[: chars - 1] + ELLIPSIS if chars > 0 else ""
