@@ -354,8 +354,11 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
         shown = [f"dry run: nothing written in {args.out}", *changes.lines(result.changes, result.compared)]
         sys.stdout.write("\n".join(shown) + "\n")
     else:
-        changed = f"{len(result.changes)} score(s) changed" if result.changes else changes.NOTHING
-        sys.stderr.write(f"{changed}: {args.out / changes.FILE_NAME}\n")
+        if result.compared:
+            changed = f"{len(result.changes)} score(s) changed" if result.changes else changes.NOTHING
+            sys.stderr.write(f"{changed}: {args.out / changes.FILE_NAME}\n")
+        else:
+            sys.stderr.write("first grading in this folder: no earlier scores to compare\n")
         sys.stdout.write(f"gradebook: {args.out / 'gradebook.csv'}\n")
     if result.stopped:
         return _fail("interrupted; run the same command again to grade the rest", EXIT_STOPPED)

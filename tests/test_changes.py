@@ -76,6 +76,7 @@ def first(klass: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = grade_all(klass, "--assignment", "attention", "--out", out, "--jobs", "2")
     assert proc.returncode == 0, proc.stderr
     assert read_changes(out) == []  # a first grading changes nobody's score
+    assert "first grading in this folder: no earlier scores to compare" in proc.stderr
     return out
 
 
