@@ -32,7 +32,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from grader import changes, cohort, deadlines, files, intake, overrides, similarity, summary
+from grader import changes, cohort, deadlines, files, intake, overrides, seeds, similarity, summary
 from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.export import gradebook_csv
 from grader.gradebook import Row, row_from_card, zero_reason
@@ -77,6 +77,8 @@ class BatchOptions:
     submitted_at: dict[str, Any] = field(default_factory=dict)
     submitted_at_all: Any = None
     extensions: dict[str, Any] = field(default_factory=dict)
+    # The course secret (grader.seeds): --course-secret-file, else $GRADER_COURSE_SECRET, else the config's.
+    course_secret_file: Path | None = None
 
 
 @dataclass
@@ -106,11 +108,12 @@ class BatchResult:
 # ------------------------------------------------------------------ the plan
 
 
-def fingerprint(assignment: AssignmentConfig) -> str:
-    """What decides a card besides the submission: config, checks, reference, versions.
+def fingerprint(assignment: AssignmentConfig, secret: bytes | None = None) -> str:
+    """What decides a card besides the submission: config, checks, reference, versions, course secret.
 
     A re-run skips a student only when this and the file's sha256 are both
-    unchanged, so fixing a check (or a point value) re-grades everyone.
+    unchanged, so fixing a check (or a point value) re-grades everyone, and
+    so does a new course secret (every student's hidden inputs change).
     """
     def plain(value: Any) -> Any:
         if isinstance(value, Path):
@@ -125,7 +128,7 @@ def fingerprint(assignment: AssignmentConfig) -> str:
     checks = hashlib.sha256()
     for path in sorted(p for p in CHECKS_ROOT.rglob("*") if p.suffix in (".py", ".ini")):
         checks.update(f"{path.relative_to(CHECKS_ROOT)}\0".encode() + path.read_bytes())
-    parts = [__version__, metadata.version("torch"), config, checks.hexdigest()]
+    parts = [__version__, metadata.version("torch"), config, checks.hexdigest(), seeds.secret_id(secret)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -160,6 +163,9 @@ class Layout:
     def report(self, student: str) -> Path:
         return self.reports / f"{student}.html"
 
+    def pytest_report(self, student: str) -> Path:
+        return self.reports / f"{student}.report.json"
+
     def prepare(self) -> None:
         for folder in (self.root, self.cards, self.records):
             folder.mkdir(parents=True, exist_ok=True)
@@ -190,14 +196,14 @@ def _key(sha256: str, fp: str) -> str:
 
 
 def judge_process(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_id: str, config_path: str,
-                  strict: bool) -> None:
+                  strict: bool, secret_file: str | None) -> None:
     """A judge process's life; ends with ``os._exit``, skipping the teardown of torch (~0.5 s).
 
     By then the judge's sandbox and server are closed and what it sent is flushed to the batch.
     """
     code = 0
     try:
-        _judge(inbox, results, cpu, scratch, assignment_id, config_path, strict)
+        _judge(inbox, results, cpu, scratch, assignment_id, config_path, strict, secret_file)
     except SystemExit as exc:  # SIGTERM, after the finally blocks cleaned up
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - a judge's own crash: say why on stderr, the batch records the row
@@ -210,7 +216,7 @@ def judge_process(inbox: Any, results: Any, cpu: int | None, scratch: str, assig
 
 
 def _judge(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_id: str, config_path: str,
-           strict: bool) -> None:
+           strict: bool, secret_file: str | None) -> None:
     """One judge: a warm ``api.Grader`` grading the paths it is sent, one at a time.
 
     Runs in its own process (never the one that writes files). SIGINT is the
@@ -239,8 +245,9 @@ def _judge(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_i
     from grader.submission import UnreadableSubmission
 
     try:
-        grader = api.Grader(assignment_id, config_path=Path(config_path), server=server, strict=strict)
-    except (ConfigError, api.SecretsExposed) as exc:
+        grader = api.Grader(assignment_id, config_path=Path(config_path), server=server, strict=strict,
+                            course_secret_file=Path(secret_file) if secret_file else None)
+    except (ConfigError, api.SecretsExposed, seeds.SecretError) as exc:
         results.put((me, "fatal", (2, str(exc))))
         server.close()
         return
@@ -279,10 +286,11 @@ class JudgePool:
 
     DEPTH = 2
 
-    def __init__(self, jobs: int, assignment: AssignmentConfig, config_path: Path, strict: bool) -> None:
+    def __init__(self, jobs: int, assignment: AssignmentConfig, config_path: Path, strict: bool,
+                 secret_file: Path | None = None) -> None:
         self._ctx = multiprocessing.get_context("spawn")  # a clean interpreter: no inherited state or threads
         self._results = self._ctx.Queue()
-        self._args = (assignment.id, str(config_path), strict)
+        self._args = (assignment.id, str(config_path), strict, str(secret_file) if secret_file else None)
         # Where the judges' sandbox scratch folders go: removed by ``close`` even after a judge was killed.
         self._scratch = tempfile.mkdtemp(prefix="grader-batch-")
         limits = assignment.limits
@@ -401,7 +409,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     overrides.load(options.out / overrides.OVERRIDES)  # a bad overrides file refuses now, not after grading
     progress = progress or Progress(bar=False)
     layout = Layout(options.out)
-    fp = fingerprint(assignment)
+    fp = fingerprint(assignment, seeds.course_secret(options.course_secret_file, options.config_path))
     counts = Counts()
     with tempfile.TemporaryDirectory(prefix="grader-unzip-") as unzip:
         # SUBMISSIONS first: a refused run (no such folder, not a zip) leaves no output folder behind.
@@ -507,38 +515,57 @@ def apply_late(row: Row, assignment: AssignmentConfig, options: BatchOptions, la
 
     The raw score is the card's (checks and staff overrides), so applying it again changes nothing:
     ``score`` becomes the final score and ``raw_score`` the card's; the card gets (or updates) its
-    ``late`` section, and with ``--report`` the student's page is drawn again when it changed."""
+    ``late`` section, and the student's report is drawn again when it changed."""
     policy = assignment.deadline
     if policy is None or row.status != "graded":
         return row
-    try:
-        card = Scorecard.from_dict(json.loads(layout.card(row.student).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
-        card = None
+    card = _read_card(layout, row.student)
     raw = card.score if card is not None else row.raw_score if row.raw_score is not None else row.score or 0.0
     when = options.submitted_at.get(row.student) or options.submitted_at_all or row.submitted_at or None
     result = deadlines.apply(policy, when, row.student, options.extensions, raw)
-    if result.final == 0 and raw != 0:
-        message = result.rule_text  # the policy made the zero: say so, as every zero is explained
+    return _with_late(row, card, raw, result.to_dict(raw, policy), layout, options)
+
+
+def reapply_recorded_late(row: Row, layout: Layout) -> Row:
+    """``merge``: the late policy each shard applied, again on the card's raw score (which an override
+    may have changed). The penalty's percent depends on the time only, so it carries over as recorded."""
+    card = _read_card(layout, row.student) if row.status == "graded" else None
+    if card is None or not card.late:
+        return row
+    return _with_late(row, card, card.score, deadlines.rescore(card.late, card.score), layout, None)
+
+
+def _with_late(row: Row, card: Scorecard | None, raw: float, section: dict[str, Any], layout: Layout,
+               options: BatchOptions | None) -> Row:
+    """``row`` with the late ``section``'s numbers; the card (and its reports) rewritten when it changed."""
+    final = float(section["final_score"])
+    if final == 0 and raw != 0:
+        message = str(section["rule"])  # the policy made the zero: say so, as every zero is explained
     else:
         message = zero_reason(card) if card is not None and raw == 0 else row.message if card is None else ""
-    new = replace(row, score=result.final, raw_score=raw, penalty=result.penalty_points,
-                  lateness=result.lateness_hours, late_rule=result.rule_text, message=message)
-    section = result.to_dict(raw, policy)
+    new = replace(row, score=final, raw_score=raw, penalty=float(section["penalty_points"]),
+                  lateness=section["lateness_hours"], late_rule=str(section["rule"]), message=message)
     if card is not None and card.late != section:
         from grader import scorecard
 
         card = replace(card, late=section)
         files.write_atomically(layout.card(row.student), scorecard.to_valid_json(card))
-        if options.report is not None:
+        if options is not None and options.report is not None:
             _write_report(layout, row.student, card, options.view, options.report)
+        else:
+            _redraw_reports(layout, row.student, card)
     return new
 
 
-def _reapply_late(layout: Layout, rows: list[Row], late: Callable[[Row], Row] | None) -> None:
+def _read_card(layout: Layout, student: str) -> Scorecard | None:
+    try:
+        return Scorecard.from_dict(json.loads(layout.card(student).read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _reapply_late(layout: Layout, rows: list[Row], late: Callable[[Row], Row]) -> None:
     """The late policy again after the staff overrides changed cards (``rows`` in place, and their records)."""
-    if late is None:
-        return
     for i, row in enumerate(rows):
         new = late(row)
         if new != row:
@@ -584,7 +611,8 @@ def _run(todo: list[tuple[intake.Entry, str]], options: BatchOptions, assignment
     previous = {s: signal.signal(s, lambda signum, _: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
     pool = None
     try:
-        pool = JudgePool(max(1, min(options.jobs, len(todo))), assignment, options.config_path, options.strict)
+        pool = JudgePool(max(1, min(options.jobs, len(todo))), assignment, options.config_path, options.strict,
+                         options.course_secret_file)
         while (pending or pool.busy()) and not stop:
             for judge in pool.idle():
                 if pending:
@@ -633,7 +661,7 @@ def _write_report(layout: Layout, student: str, card: Scorecard, view: str, fmt:
     if fmt == "pytest-json":
         from grader.export import pytest_json
 
-        pytest_json.write(card, layout.reports / f"{student}.report.json", view=view)
+        pytest_json.write(card, layout.pytest_report(student), view=view)
         return
     from grader.export import html  # only for --report html: Jinja and the template load on first use
 
@@ -673,7 +701,7 @@ def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], 
     fingerprint (what an override is pinned to); ``merge`` refuses a folder without one (a shard that did not finish).
     """
     _apply_overrides(layout, rows, check_fingerprints, say)
-    _reapply_late(layout, rows, late)
+    _reapply_late(layout, rows, late or (lambda row: reapply_recorded_late(row, layout)))
     if finished is not None:  # grade_all: changes.csv, from the final rows, before the page that shows it
         finished(rows)
     gradebook_csv.write(rows, exercises, layout.root / "gradebook.csv")
@@ -703,11 +731,22 @@ def _apply_overrides(layout: Layout, rows: list[Row], check_fingerprints: dict[s
         rows[i] = replace(row, score=new.score, exercises=new.exercises, message=new.message)
         old = read_record(layout, row.student)
         write_record(layout, rows[i], old[1] if old else "")
-        page = layout.report(row.student)
-        if page.is_file():
-            from grader.export import html
+        _redraw_reports(layout, row.student, card)
 
-            html.write(card, page, view=html.page_view(page) or "student")
+
+def _redraw_reports(layout: Layout, student: str, card: Scorecard) -> None:
+    """The student's existing HTML page and pytest-json report drawn again from ``card``, each in the
+    view it was drawn with: an override or a late penalty shows on every report that exists."""
+    page = layout.report(student)
+    if page.is_file():
+        from grader.export import html
+
+        html.write(card, page, view=html.page_view(page) or "student")
+    report = layout.pytest_report(student)
+    if report.is_file():
+        from grader.export import pytest_json
+
+        pytest_json.write(card, report, view=pytest_json.report_view(report) or "student")
 
 
 # ------------------------------------------------------------------ merge
@@ -756,10 +795,12 @@ def merge(dirs: Sequence[Path], out: Path, similarity_threshold: float = similar
     for row, key, d in rows.values():
         if row.card:
             files.write_atomically(layout.root / row.card, (d / row.card).read_text(encoding="utf-8"))
-            page = Layout(d).report(row.student)  # a shard graded with --report html: its page comes along
-            if page.is_file():
-                layout.reports.mkdir(exist_ok=True)
-                files.write_atomically(layout.report(row.student), page.read_text(encoding="utf-8"))
+            shard = Layout(d)  # a shard graded with --report: its page or pytest-json report comes along
+            for theirs, ours in ((shard.report(row.student), layout.report(row.student)),
+                                 (shard.pytest_report(row.student), layout.pytest_report(row.student))):
+                if theirs.is_file():
+                    layout.reports.mkdir(exist_ok=True)
+                    files.write_atomically(ours, theirs.read_text(encoding="utf-8"))
         write_record(layout, row, key)
     ordered = [rows[s][0] for s in sorted(rows)]
     cohort.merge_sources(out, dirs)  # the similarity report compares students across shards

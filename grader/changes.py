@@ -28,7 +28,9 @@ from grader.gradebook import Row
 FILE_CHANGED = "file changed"
 GRADER_CHANGED = "grader changed (fingerprint)"
 BOTH = "both"
-NEITHER = "neither (--force / override / late policy)"
+OVERRIDE = "staff override"
+LATE = "late policy"
+FORCED = "graded again (--force), same file and grader"
 COLUMNS = ("student", "old_score", "new_score", "delta", "checks", "reason")
 NOTHING = "no score changed"
 FILE_NAME = "changes.csv"
@@ -59,7 +61,7 @@ class Change:
     student: str
     old_score: float | None  # None: not graded before (error row), or no score now
     new_score: float | None
-    reason: str  # FILE_CHANGED, GRADER_CHANGED, BOTH or NEITHER
+    reason: str  # FILE_CHANGED, GRADER_CHANGED or BOTH, else OVERRIDE or FORCED; "+ late policy" when it moved
     checks: tuple[CheckChange, ...] = field(default_factory=tuple)
 
     @property
@@ -105,15 +107,21 @@ def card_checks(card: Mapping[str, Any]) -> dict[str, float]:
     return {f"{c['exercise']}::{c['id']}": float(c["score"]) for c in card.get("checks", ())}
 
 
-def reason(old_key: str, new_key: str) -> str:
-    """Why a student was graded again, from the record keys ``sha256:fingerprint``."""
+def reason(old_key: str, new_key: str, checks_moved: bool = False, late_moved: bool = False) -> str:
+    """Why a student's score moved: the record keys ``sha256:fingerprint`` say whether the file or the
+    grader changed; when neither did, a check's points moved only by a staff override (else the
+    student was graded again by --force); ``late_moved``: the late policy's rule for them changed
+    (a new submission time or extension)."""
     old_sha, _, old_fp = old_key.partition(":")
     new_sha, _, new_fp = new_key.partition(":")
     file = old_sha != new_sha  # one side empty: the file appeared or is gone
     grader = bool(old_fp) and bool(new_fp) and old_fp != new_fp
-    if file and grader:
-        return BOTH
-    return FILE_CHANGED if file else GRADER_CHANGED if grader else NEITHER
+    if file or grader:
+        why = BOTH if file and grader else FILE_CHANGED if file else GRADER_CHANGED
+        return f"{why} + {LATE}" if late_moved else why
+    if checks_moved:
+        return f"{OVERRIDE} + {LATE}" if late_moved else OVERRIDE
+    return LATE if late_moved else FORCED
 
 
 def check_changes(old: Mapping[str, float] | None, new: Mapping[str, float] | None) -> tuple[CheckChange, ...]:
@@ -147,7 +155,9 @@ def compare(old: Mapping[str, Graded], new: Mapping[str, Graded]) -> list[Change
             continue
         new_key = after.key or (f"{after.row.sha256}:" if after.row.sha256 else "")
         old_key = before.key or (f"{before.row.sha256}:" if before.row.sha256 else "")
-        changes.append(Change(student, a, b, reason(old_key, new_key), check_changes(before.checks, after.checks)))
+        moved = check_changes(before.checks, after.checks)
+        late = (before.row.late_rule or "") != (after.row.late_rule or "")
+        changes.append(Change(student, a, b, reason(old_key, new_key, bool(moved), late), moved))
     return changes
 
 

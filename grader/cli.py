@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--submitted-at-csv", type=Path, metavar="FILE",
                    help="the late policy: a CSV of student,submitted_at (or time) per student; wins over "
                         "--submitted-at and the LMS's times")
+    a.add_argument("--course-secret-file", type=Path, metavar="FILE",
+                   help="the course secret that gives each student their own hidden inputs (default: "
+                        "$GRADER_COURSE_SECRET, else course_secret_file: in assignments.yaml); a new secret re-grades all")
     a.add_argument("--extensions", type=Path, metavar="FILE",
                    help="the late policy: a CSV of student,new_due,extra_days,reason (one of new_due and extra_days "
                         "per row); default: the config's extensions: file")
@@ -321,7 +324,7 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
 def cmd_grade_all(args: argparse.Namespace) -> int:
     if _view(args, args.report is not None) is None:
         return EXIT_CANNOT_GRADE
-    from grader import batch, changes, intake
+    from grader import batch, changes, intake, seeds
     from grader.config import DEFAULT_CONFIG, ConfigError, load_config
     from grader.progress import Progress
     from grader.roster import RosterError, load_roster
@@ -335,10 +338,11 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
                                      roster.entries if roster else None, args.force, shard, args.strict,
                                      _similarity_threshold(args), report=args.report, view=args.view or "student",
                                      layout=args.layout, say=_say, roster_line=roster.line() if roster else "",
-                                     dry_run=args.dry_run, **_late_inputs(args, assignment))
+                                     dry_run=args.dry_run, course_secret_file=args.course_secret_file,
+                                     **_late_inputs(args, assignment))
         progress = Progress(bar={"auto": None, "bar": True, "lines": False}[args.progress])
         result = batch.grade_all(options, assignment, progress)
-    except (ConfigError, RosterError, intake.IntakeError, ValueError) as exc:
+    except (ConfigError, RosterError, intake.IntakeError, seeds.SecretError, ValueError) as exc:
         return _fail(str(exc))
     except batch.BatchStopped as exc:
         return _fail(f"stopped: {exc}", exc.exit_code)

@@ -216,6 +216,18 @@ def apply(policy: Policy, submitted_at: datetime | str | None, student: str,
                       f"x {p.percent:g}% = -{percent:g}%{capped}{extended}")
 
 
+def rescore(section: Mapping[str, Any], raw_score: float) -> dict[str, Any]:
+    """A card's ``late`` section again for a new raw score (a staff override), with the same outcome:
+    the penalty's percent comes from the time alone; after the cutoff the final score stays 0."""
+    percent = float(section["penalty_percent"])
+    if section["status"] == "cutoff":
+        points, final = round(raw_score, 6), 0.0
+    else:
+        points = round(raw_score * percent / 100, 6)
+        final = round(raw_score - points, 6)
+    return {**section, "raw_score": raw_score, "penalty_points": points, "final_score": final}
+
+
 def _duration(delta: timedelta) -> str:
     minutes = math.ceil(delta.total_seconds() / 60)
     days, rest = divmod(minutes, 1440)

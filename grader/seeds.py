@@ -84,6 +84,14 @@ def _config_secret_file(config_path: Path | None) -> Path | None:
     return path if path.is_absolute() else Path(config_path).parent / path
 
 
+def secret_id(secret: bytes | None) -> str:
+    """A short tag that changes with the secret and reveals nothing of it ('' without one): part of
+    grade-all's card key, so a new secret re-grades the class."""
+    if not secret:
+        return ""
+    return hmac.new(secret, b"grader: which course secret", hashlib.sha256).hexdigest()[:16]
+
+
 def student_seed(secret: bytes | None, assignment: str, student: str | None) -> int:
     """The seed a student's hidden checks use: 0 without a secret or a student id."""
     if not secret or not student:

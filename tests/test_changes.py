@@ -152,7 +152,24 @@ def test_compare_names_the_checks_and_why() -> None:
 
 def test_a_formula_like_student_id_is_defused_in_the_csv() -> None:
     found = changes.compare({"=cmd": graded("=cmd", 1, "s", "f")}, {"=cmd": graded("=cmd", 2, "s", "f")})
-    assert changes.csv_text(found).splitlines()[1] == "'=cmd,1,2,+1,,neither (--force / override / late policy)"
+    assert changes.csv_text(found).splitlines()[1] == "'=cmd,1,2,+1,,\"graded again (--force), same file and grader\""
+
+
+def test_a_change_without_a_new_file_or_grader_names_the_override_or_the_late_policy() -> None:
+    """Same file, same grader: a check's points moved only by an override; a new rule is the late policy."""
+    from dataclasses import replace
+
+    old = graded("a", 5, "s", "f", {"x::t": 1})
+    override = graded("a", 7, "s", "f", {"x::t": 3})
+    assert changes.compare({"a": old}, {"a": override})[0].reason == changes.OVERRIDE
+    late_old = replace(old, row=replace(old.row, late_rule="submitted ...: on time"))
+    late_new = replace(old, row=replace(old.row, score=4, late_rule="submitted ...: 1h late = -20%"))
+    assert changes.compare({"a": late_old}, {"a": late_new})[0].reason == changes.LATE
+    both = replace(override, row=replace(override.row, late_rule="an extension"))
+    assert changes.compare({"a": late_old}, {"a": both})[0].reason == "staff override + late policy"
+    refiled = graded("a", 9, "s2", "f", {"x::t": 5})
+    assert changes.compare({"a": late_old}, {"a": replace(refiled, row=replace(refiled.row, late_rule="later"))}
+                           )[0].reason == "file changed + late policy"
 
 
 def test_a_formula_like_id_reads_back_as_it_was_and_long_lists_are_cut_on_screen(tmp_path: Path) -> None:

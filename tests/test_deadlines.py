@@ -4,6 +4,7 @@ the CI's submission time, the gradebook columns, and one grade-all of a tiny cla
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -228,7 +229,12 @@ def test_ci_uses_the_push_received_time_never_the_commit_date(tmp_path: Path) ->
     assert context.received_at("github", {}, event, "push") == "2026-03-02T00:00:00+00:00"
     assert context.received_at("github", {}, {"repository": {"pushed_at": "2026-03-02T01:00:00+01:00"}}, "push") \
         == "2026-03-02T00:00:00+00:00"
-    assert context.received_at("github", {}, event, "pull_request") == ""
+    assert context.received_at("github", {}, {"repository": {"pushed_at": 1772409600}}, "workflow_dispatch") == ""
+    # a pull request: the head repository's push (the one that opened or updated it), else the base's
+    pr = {"repository": {"pushed_at": 1772409600}, "pull_request": {"head": {"repo": {"pushed_at": 1772413200}}}}
+    assert context.received_at("github", {}, pr, "pull_request") == "2026-03-02T01:00:00+00:00"
+    assert context.received_at("github", {}, {"repository": {"pushed_at": 1772409600}}, "pull_request") \
+        == "2026-03-02T00:00:00+00:00"
     assert context.received_at("gitlab", {"CI_PIPELINE_CREATED_AT": "2026-03-02T00:00:00Z"}, {}) \
         == "2026-03-02T00:00:00+00:00"
     assert context.received_at("shell", {}, {}) == ""
@@ -349,3 +355,84 @@ def test_the_course_secret_file_is_a_known_config_key(tmp_path: Path):
     (tmp_path / "assignments.yaml").write_text(yaml.safe_dump(raw), encoding="utf-8")
     with pytest.raises(ConfigError, match="course_secret_file"):
         load_config(tmp_path / "assignments.yaml")
+
+
+# ------------------------------------------------------------------ grader ci applies the policy
+
+
+def _ci_outcome(received_at: str):
+    """A CI run's outcome for one card of 10 points, with a 5%-per-hour policy due 2026-03-01 23:59 UTC."""
+    import dataclasses
+
+    from grader import ci
+    from grader.scorecard import CheckResult, Integrity, Scorecard, SubmissionInfo
+
+    config = load_config(ROOT / "assignments.yaml")
+    config = dataclasses.replace(config, assignments={**config.assignments, "attention": dataclasses.replace(
+        config.assignments["attention"], deadline=policy(grace_minutes=0))})
+    checks = (CheckResult("test_a", "softmax", "passed", 6.0, 6.0, "", "visible"),
+              CheckResult("test_b", "softmax", "passed", 4.0, 4.0, "", "visible"))
+    card = ci.with_late(Scorecard("attention", SubmissionInfo("attention.py", "0" * 64), 10.0, 10.0, checks),
+                        config, received_at)
+    seal = Integrity("verified")
+    graded = ci.Graded(ci.Target("attention", Path("/r/attention.py"), "attention.py"), ci.shown(card, False, seal),
+                       {"softmax": 3}, False, "attention.py")
+    plan = ci.HiddenPlan(None, ci.NO_KEY_NOTE, Path("/r/.grader/hidden.bundle"))
+    return ci.Outcome(context.Environment("github", Path("/r"), Path("/r"), received_at=received_at), (graded,),
+                      plan, seal, 90.0)
+
+
+def test_grader_ci_applies_the_late_policy_to_every_report() -> None:
+    """Pushed 2 h after the due time: -10%; the total, the threshold, Classroom's points and the summary say so."""
+    import jsonschema
+
+    from grader import ci
+
+    o = _ci_outcome("2026-03-02T01:59:00+00:00")
+    assert (o.score, o.max_score) == (9.0, 10.0) and o.graded[0].card.late["penalty_points"] == 1.0
+    assert o.exit_code == 0  # 90% meets the 90% threshold
+    payload = ci.classroom_payload(o)
+    jsonschema.validate(payload, json.loads((ROOT / "grader/schema/classroom_result.schema.json").read_text()))
+    assert sum(t["score"] for t in payload["tests"]) == pytest.approx(9.0)
+    late = payload["tests"][-1]
+    assert late["name"] == "attention: late policy" and late["status"] == "fail" and late["score"] == 0
+    assert "10 - 1 = 9 points" in late["message"] and "2 started hours" in late["message"]
+    summary = ci.step_summary(o)
+    assert "**Late policy**" in summary and ci.md("2 started hours") in summary
+    assert ci.github_outputs(o, False)["score"] == "9"
+    assert "9 / 10 points (90%) after a late penalty of 1 points" in ci.console(o)
+
+
+def test_grader_ci_with_no_known_time_grades_on_time_and_says_so() -> None:
+    from grader import ci
+
+    o = _ci_outcome("")
+    assert o.score == 10.0 and o.graded[0].card.late["status"] == "unknown"
+    assert ci.md("submission time unknown: graded as on time") in ci.step_summary(o)
+    assert ci.classroom_payload(o)["tests"][-1]["status"] == "pass"
+
+
+def test_grader_ci_after_the_cutoff_scores_zero() -> None:
+    from grader import ci
+
+    o = _ci_outcome("2026-03-09T00:00:00+00:00")
+    assert o.score == 0 and o.exit_code == 1
+    assert sum(t["score"] for t in ci.classroom_payload(o)["tests"]) == 0
+
+
+def test_the_student_kit_never_carries_the_extensions_file(tmp_path: Path) -> None:
+    from grader.release import kit
+
+    raw = yaml.safe_load((ROOT / "assignments.yaml").read_text(encoding="utf-8"))
+    raw["defaults"] = {**raw.get("defaults", {}), "extensions": "ext.csv"}
+    raw["assignments"]["attention"]["extensions"] = "ext.csv"
+    raw["assignments"]["attention"]["deadline"] = {"due": "2026-03-01T23:59:00", "timezone": "UTC"}
+    path = ROOT / f".test-config-{os.getpid()}-kit.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    try:
+        config = load_config(path)
+        out = yaml.safe_load(kit.kit_config(config, {"attention": 3}))
+    finally:
+        path.unlink()
+    assert "extensions" not in out["defaults"] and "extensions" not in out["assignments"]["attention"]
+    assert out["assignments"]["attention"]["deadline"]["due"] == "2026-03-01T23:59:00"  # the policy goes along

@@ -197,6 +197,40 @@ def test_merge_applies_the_overrides_of_its_shards(course: tuple[Path, Path], tm
     assert (tmp_path / "merged" / overrides.OVERRIDES).read_text() == (out / overrides.OVERRIDES).read_text()
 
 
+def test_merge_keeps_the_late_penalty_on_an_overridden_card_and_redraws_reports(course: tuple[Path, Path],
+                                                                               tmp_path: Path) -> None:
+    """A shard's late policy (20% off alice) applied again on her overridden raw score; every report follows."""
+    from dataclasses import replace as with_
+
+    from grader import scorecard
+    from grader.export import pytest_json
+
+    _, out = course
+    layout = batch.Layout(out)
+    alice = card(out, "alice")
+    late = {"status": "late", "policy": "due 2026-03-01 23:59 UTC; -5% per started hour late, at most 50%",
+            "rule": "submitted 2026-03-02 03:19 UTC: 3h20min late = 4 started hours x 5% = -20%",
+            "lateness_hours": 3.33, "raw_score": alice.score, "penalty_percent": 20.0,
+            "penalty_points": round(alice.score * 0.2, 6), "final_score": round(alice.score * 0.8, 6)}
+    (out / "cards" / "alice.json").write_text(scorecard.to_valid_json(with_(alice, late=late)))
+    row, key = batch.read_record(layout, "alice")
+    batch.write_record(layout, batch.row_from_card("alice", with_(alice, late=late), row.file, row.card), key)
+    pytest_json.write(card(out, "alice"), layout.pytest_report("alice"), view="instructor")
+    points = next(c.max_score for c in alice.checks if c.id == CHECK)
+    assert override(out, "alice", "--check", CHECK, "--points", "0", "--reason", "copied", "--by", "prof") == 0
+    merged = tmp_path / "merged"
+    assert cli.main(["merge", str(out), "--out", str(merged)]) == 0
+    raw = alice.score - points
+    row = gradebook(merged)["alice"]
+    assert (float(row["raw_score"]), float(row["score"])) == (pytest.approx(raw), pytest.approx(raw * 0.8))
+    assert "4 started hours" in row["late_rule"]
+    got = card(merged, "alice")
+    assert got.score == pytest.approx(raw) and got.final_score == pytest.approx(raw * 0.8)
+    report = json.loads((merged / "reports" / "alice.report.json").read_text())
+    assert report["environment"]["grader_view"] == "instructor"  # drawn again, in the view it had
+    assert "copied" in json.dumps(report)
+
+
 # ------------------------------------------------------------------ what the student sees
 
 

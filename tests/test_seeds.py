@@ -59,6 +59,49 @@ def test_grade_takes_student_and_secret_file() -> None:
     assert args.student == "s123" and args.course_secret_file == Path("k")
 
 
+def test_a_new_secret_changes_the_card_key_and_reveals_nothing() -> None:
+    from grader import batch
+    from grader.config import load_config
+
+    assignment = load_config().assignment("attention")
+    keys = {batch.fingerprint(assignment, secret) for secret in (None, SECRET, b"another course")}
+    assert len(keys) == 3 and batch.fingerprint(assignment, SECRET) in keys
+    assert seeds.secret_id(None) == "" and SECRET.decode() not in seeds.secret_id(SECRET)
+
+
+def test_grade_all_gives_each_student_their_seed_and_re_grades_for_a_new_secret(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for student in ("alice", "bob"):
+        shutil.copy(ROOT / "solutions/attention.py", subs / f"{student}.py")
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("course secret one\n")
+    second.write_text("course secret two\n")
+    env = {k: v for k, v in __import__("os").environ.items() if k != seeds.SECRET_ENV}
+
+    def grade_all(secret: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(subs), "--assignment", "attention",
+                               "--out", str(tmp_path / "out"), "--jobs", "1", "--course-secret-file", str(secret)],
+                              capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+
+    def seed(student: str) -> int:
+        return json.loads((tmp_path / "out/cards" / f"{student}.json").read_text())["environment"]["input_seed"]
+
+    assert grade_all(first).returncode == 0
+    one = {s: seed(s) for s in ("alice", "bob")}
+    assert one == {s: seeds.derive(b"course secret one", "attention", s) for s in one} and len(set(one.values())) == 2
+    again = grade_all(second)
+    assert again.returncode == 0 and "graded 2, unchanged (skipped) 0" in again.stdout + again.stderr
+    assert {s: seed(s) for s in one} == {s: seeds.derive(b"course secret two", "attention", s) for s in one}
+    missing = grade_all(tmp_path / "none.txt")
+    assert missing.returncode == 2 and "cannot read the course secret file" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+
+
 # ------------------------------------------------------------------ graded
 
 

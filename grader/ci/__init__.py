@@ -56,7 +56,7 @@ from grader.ci.context import (  # noqa: F401 - re-exported: `grader.ci.<name>`
 )
 from grader.ci.grading import (  # noqa: F401 - re-exported: `grader.ci.<name>`
     Graded, HiddenPlan, Outcome, check_integrity, definition_lines, evaluate, grade_hidden, installed_unlock,
-    plan_hidden, shown,
+    plan_hidden, shown, with_late,
 )
 from grader.ci.targets import (  # noqa: F401 - re-exported: `grader.ci.<name>`
     Target, candidates, changed_files, select,

@@ -30,7 +30,8 @@ from typing import Any
 
 from grader.ci.commands import inert
 from grader.ci.context import EXIT_FAILED, EXIT_OK
-from grader.ci.grading import Outcome, friendly
+from grader.ci.grading import Graded, Outcome, friendly
+from grader.export.gradebook_csv import format_number
 from grader.words import clip
 
 
@@ -52,6 +53,8 @@ def classroom_payload(o: Outcome) -> dict[str, Any]:
     tampered = o.integrity.status == "modified"
     tests = []
     for g in o.counted:
+        # A late penalty scales every check's points, so Classroom's sum is the final score.
+        share = g.card.final_score / g.card.score if g.card.late and g.card.score > 0 else 1.0
         for c in g.card.checks:
             message = c.message if c.status != "passed" else ""
             if c.status == "skipped":
@@ -62,15 +65,29 @@ def classroom_payload(o: Outcome) -> dict[str, Any]:
             tests.append({
                 "name": inert(name),
                 "status": STATUS_CLASSROOM[c.status],
-                "score": 0 if tampered else round(c.score, 4),
+                "score": 0 if tampered else round(c.score * share, 4),
                 "message": clip(inert(message.strip()), MESSAGE_CHARS),
                 "test_code": f"grader check {c.exercise}::{c.id}",
                 "filename": g.path,
                 "line_no": g.lines.get(c.exercise, 1),
                 "duration": int(round(c.duration_s * 1000)),
             })
+        if g.card.late:
+            tests.append(_late_test(g))
     status = {EXIT_OK: "pass", EXIT_FAILED: "fail"}.get(o.exit_code, "error")
     return {"version": 1, "status": status, "max_score": round(o.max_score, 4), "tests": tests}
+
+
+def _late_test(g: Graded) -> dict[str, Any]:
+    """A 0-point entry that says what the late policy did (the checks' points already carry it)."""
+    late = g.card.late or {}
+    penalised = float(late.get("penalty_points", 0)) > 0
+    said = (f"late policy: {format_number(late['raw_score'])} - {format_number(late['penalty_points'])} = "
+            f"{format_number(late['final_score'])} points; each check's points are scaled by that. " if penalised
+            else "")
+    return {"name": f"{g.card.assignment}: late policy", "status": "fail" if penalised else "pass", "score": 0,
+            "message": clip(inert(said + str(late.get("rule", ""))), MESSAGE_CHARS),
+            "test_code": "", "filename": g.path, "line_no": 1, "duration": 0}
 
 
 def classroom_result(o: Outcome, limit: int = RESULT_MAX_CHARS) -> str:

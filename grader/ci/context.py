@@ -119,16 +119,29 @@ def received_at(kind: str, environ: Mapping[str, str], event: Mapping[str, Any],
 
     Never ``head_commit.timestamp`` or any commit date: a student sets those (``git commit --date``).
     GitHub push: ``repository.pushed_at``, the time GitHub's server took the push (a Unix time in push
-    payloads, ISO text in others). GitLab: ``CI_PIPELINE_CREATED_AT``, when the server created the
-    pipeline for the push. Any other event or platform: unknown, so the late policy grades it as on
-    time and says so (course staff grade with the LMS's or ``--submitted-at`` times).
+    payloads, ISO text in others). GitHub pull request: the head repository's ``pushed_at`` (the push
+    that opened or updated it), else the base repository's. GitLab: ``CI_PIPELINE_CREATED_AT``, when the
+    server created the pipeline for the push. Any other event or platform: unknown, so the late policy
+    grades it as on time and says so (course staff grade with the LMS's or ``--submitted-at`` times).
     """
     if kind == "gitlab":
         return _iso(environ.get("CI_PIPELINE_CREATED_AT"))
-    if kind == "github" and event_name == "push":
-        repository = event.get("repository")
-        return _iso(repository.get("pushed_at")) if isinstance(repository, Mapping) else ""
+    if kind != "github":
+        return ""
+    repository = event.get("repository")
+    pushed = _iso(repository.get("pushed_at")) if isinstance(repository, Mapping) else ""
+    if event_name == "push":
+        return pushed
+    if event_name in PULL_REQUEST_EVENTS:
+        head = _dig(event, "pull_request", "head", "repo")
+        return (_iso(head.get("pushed_at")) if isinstance(head, Mapping) else "") or pushed
     return ""
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
 
 
 def _iso(value: Any) -> str:

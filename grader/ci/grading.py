@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import integrity, views
-from grader.config import ConfigError, load_config
+from grader import deadlines, integrity, views
+from grader.config import Config, ConfigError, load_config
 from grader.scorecard import CheckResult, Integrity, Scorecard
 from grader.ci.context import (
     BUNDLE, CIError, CIInternalError, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, Environment, GRADER_ERROR_SHOWN,
@@ -208,7 +208,8 @@ class Outcome:
 
     @property
     def score(self) -> float:
-        return round(sum(g.card.score for g in self.counted), 6)
+        """The final score: the checks' points less any late penalty (``Scorecard.final_score``)."""
+        return round(sum(g.card.final_score for g in self.counted), 6)
 
     @property
     def max_score(self) -> float:
@@ -353,11 +354,26 @@ def evaluate(options: Options, env: Environment, environ: Mapping[str, str], *,
         cards, left = grade_visible(selection.targets, config_path, server)
     graded = []
     for t, card in zip(selection.targets, cards):
+        card = with_late(card, config, env.received_at)
         lines, notebook = definition_lines(t.path, (c.exercise for c in card.checks))
         graded.append(Graded(t, shown(card, hidden.run, seal), lines, notebook, _annotation_path(env, t.path),
                              hidden_left=left.get(t.assignment, 0)))
     graded, twice = _count_best(graded)
     return Outcome(env, tuple(graded), hidden, seal, options.threshold, (*selection.notes, *twice))
+
+
+def with_late(card: Scorecard, config: Config, received_at: str) -> Scorecard:
+    """``card`` with the assignment's late policy applied (its ``late`` section), when it has one.
+
+    The submission time is the one the platform recorded (``Environment.received_at``): unknown for
+    events that carry none, which the policy grades as on time and says so. Extensions are course
+    staff's (``grade-all --extensions``): the kit does not carry them, so a CI run uses the due time.
+    """
+    policy = config.assignments[card.assignment].deadline if card.assignment in config.assignments else None
+    if policy is None:
+        return card
+    result = deadlines.apply(policy, received_at or None, "", {}, card.score)
+    return replace(card, late=result.to_dict(card.score, policy))
 
 
 def friendly(check: CheckResult) -> str:

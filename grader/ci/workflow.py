@@ -78,6 +78,9 @@ def _total_sentence(o: Outcome) -> str:
     if not o.graded:
         return f"nothing graded: {o.nothing}"
     head = f"{format_number(o.score)} / {format_number(o.max_score)} points ({_pct(o.percent)}%)"
+    penalty = round(sum(float(g.card.late.get("penalty_points", 0)) for g in o.counted if g.card.late), 6)
+    if penalty:
+        head += f" after a late penalty of {format_number(penalty)} points"
     if o.threshold > 0:
         head += f", {'meets' if o.meets_threshold else 'below'} the {_pct(o.threshold)}% threshold"
     if o.integrity.status == "modified":
@@ -204,6 +207,11 @@ def _file_section(g: Graded, o: Outcome) -> list[str]:
                      f"{md(format_number(sum(c.max_score for c in checks)))} | {passed} / {len(ran)} |")
     lines.append(f"| **total** | **{md(format_number(card.score))} / {md(format_number(card.max_score))}** | |")
     lines.append("")
+    if card.late:
+        late = card.late
+        lines += [f"**Late policy**: {md(format_number(late['raw_score']))} − {md(format_number(late['penalty_points']))} "
+                  f"= **{md(format_number(late['final_score']))}** points final: {md(late['rule'])} "
+                  f"\\({md(late['policy'])}\\)", ""]
     if g.hidden_left:
         lines += [f"{g.hidden_left} more checks run only when your work is graded with every check; passing "
                   "every check here does not guarantee full marks.", ""]

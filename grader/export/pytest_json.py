@@ -48,7 +48,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,10 +80,20 @@ def report(card: Scorecard, view: str = "student") -> dict[str, Any]:
         "duration": card.duration_s,
         "exitcode": _exitcode(card),
         "root": card.submission.file,
-        "environment": {**card.environment, "grader_view": view},
+        "environment": {**card.environment, "grader_view": view,
+                        **({"grader_late_policy": card.late} if card.late else {})},
         "summary": _summary(tests),
         "tests": tests,
     }
+
+
+def report_view(path: Path) -> str | None:
+    """The view an existing report was written for (``environment.grader_view``), or None."""
+    try:
+        view = json.loads(path.read_text(encoding="utf-8")).get("environment", {}).get("grader_view")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return view if view in VIEWS else None
 
 
 def write(card: Scorecard, path: Path, view: str = "student") -> None:
@@ -177,6 +187,8 @@ def _test(assignment: str, check: CheckResult) -> dict[str, Any]:
     test["teardown"] = _stage("passed", 0.0)
     test["metadata"] = {"exercise": check.exercise, "status": check.status, "score": check.score,
                         "max_score": check.max_score, "visibility": check.visibility}
+    if check.override is not None:  # a staff override: the points given, the points graded, and why
+        test["metadata"]["override"] = asdict(check.override)
     return test
 
 

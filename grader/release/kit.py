@@ -130,8 +130,8 @@ def kit_config(config: Config, hidden: dict[str, int]) -> bytes:
     """assignments.yaml for the kit: visible checks with their points, no reference, the hidden count."""
     raw = yaml.safe_load(config.path.read_text(encoding="utf-8"))
     out: dict[str, Any] = {"schema_version": raw["schema_version"]}
-    if "defaults" in raw:
-        out["defaults"] = raw["defaults"]
+    if "defaults" in raw:  # never the extensions file: students' names and reasons stay with staff
+        out["defaults"] = {k: v for k, v in raw["defaults"].items() if k != "extensions"}
     if "flagged_calls" in raw:
         out["flagged_calls"] = raw["flagged_calls"]
     out["assignments"] = {}
@@ -139,7 +139,7 @@ def kit_config(config: Config, hidden: dict[str, int]) -> bytes:
         a = config.assignment(aid)
         entry = dict(raw["assignments"][aid])
         visible = a.visible_part()
-        for key in ("reference", "stub", "exercises"):
+        for key in ("reference", "stub", "exercises", "extensions"):
             entry.pop(key, None)
         entry["expected"] = f"expected/{aid}.json"
         entry["hidden_checks"] = hidden[aid]
