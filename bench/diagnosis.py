@@ -67,16 +67,16 @@ def main() -> None:
 def overhead(rounds: int = 3) -> None:
     """Grade every mutant with diagnosis on and off (the judge built without its diagnoser), interleaved
     round by round on one warm server, and print the ratio of the totals."""
-    from grader import checking
+    from grader.session import session as checking
 
-    with_diagnoser = checking._diagnoser
+    with_diagnoser = checking.diagnoser_for
     cases = corpus("mutants")
     totals = {"on": 0.0, "off": 0.0}
     with WorkerServer() as server, tempfile.TemporaryDirectory() as tmp:
         paths = [(c.assignment, c.write_submission(Path(tmp))) for c in cases]
         for _ in range(rounds):
             for mode in ("off", "on"):
-                checking._diagnoser = with_diagnoser if mode == "on" else (lambda assignment: None)
+                checking.diagnoser_for = with_diagnoser if mode == "on" else (lambda assignment: None)
                 for assignment in sorted({a for a, _ in paths}):
                     with api.Grader(assignment, server=server) as grader:
                         grader.grade(next(p for a, p in paths if a == assignment))  # warm-up, not timed
@@ -84,7 +84,7 @@ def overhead(rounds: int = 3) -> None:
                         for _, path in (x for x in paths if x[0] == assignment):
                             grader.grade(path)
                         totals[mode] += time.monotonic() - started
-    checking._diagnoser = with_diagnoser
+    checking.diagnoser_for = with_diagnoser
     n = len(cases) * rounds
     print(f"{len(cases)} mutants x {rounds} rounds: diagnosis off {totals['off'] / n * 1000:.0f} ms a card, "
           f"on {totals['on'] / n * 1000:.0f} ms a card: ratio {totals['on'] / totals['off']:.2f}")

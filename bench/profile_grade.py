@@ -26,7 +26,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import api, checking  # noqa: E402
+from grader import api  # noqa: E402
+from grader.session import session as checking  # noqa: E402
 from grader.sandbox import client  # noqa: E402
 from tests.corpus_cases import corpus  # noqa: E402
 

@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from grader import similarity  # noqa: E402
+from grader.batch import similarity  # noqa: E402
 from tests.corpus_cases import corpus  # noqa: E402
 
 SAMPLE_PAIRS = 2000

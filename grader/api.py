@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from grader import checking, figures, scoring, seeds
+from grader import figures, scoring, seeds
+from grader import session
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
 from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
@@ -72,7 +73,7 @@ class Grader:
 
     def __init__(self, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
                  server: WorkerServer | None = None, strict: bool = False, select: str | None = None,
-                 visible_only: bool = False, reference: checking.ReferenceFor | None = None,
+                 visible_only: bool = False, reference: session.ReferenceFor | None = None,
                  course_secret_file: Path | None = None) -> None:
         """Raises ConfigError or SecretsExposed (the CLI's exit 2) before anything starts.
 
@@ -96,9 +97,9 @@ class Grader:
         self._own_server = server is None
         self.server = server if server is not None else WorkerServer()  # started before any secret is loaded
         self.strict = strict
-        self.cuda = checking.cuda_available()
+        self.cuda = session.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
-        self._judge = checking.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference)
+        self._judge = session.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference)
         self._reference: ModuleType | None = None  # the figures' own copy, loaded at the first grade that draws
 
     def grade(self, path: Path, student: str | None = None, *, seed: int | None = None) -> Scorecard:
@@ -139,7 +140,7 @@ class Grader:
                 env["isolation"] = dict(sorted(worker.layers.items()))
                 _enforce_strict(self.strict, worker.layers)
                 student = StudentProxy(worker)
-                outcomes = self._judge.run(checking.Context(student, worker, submission, seed))
+                outcomes = self._judge.run(session.Context(student, worker, submission, seed))
                 pictures = self._figures(student, worker)
                 worker.close()  # before reading the output, so all of it is in
                 checks = scoring.check_results(outcomes, assignment)
@@ -169,7 +170,7 @@ class Grader:
         if self.assignment.reference is None or worker.load_error is not None or worker.incidents:
             return None
         if self._reference is None:
-            self._reference = checking.load_reference(self.assignment.reference)
+            self._reference = session.load_reference(self.assignment.reference)
         return figures.collect(student, self._reference, self.assignment.id)
 
     @property
@@ -204,7 +205,7 @@ def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
 
 def error_card(assignment: AssignmentConfig, submission: Submission, exc: BaseException, env: dict[str, Any],
                cuda: bool, graded_at: str = "", duration_s: float = 0.0,
-               collected: list[checking.CollectedCheck] | None = None) -> Scorecard:
+               collected: list[session.CollectedCheck] | None = None) -> Scorecard:
     """A valid card that says the grader failed: no check counts as passed."""
     checks = scoring.problem_results(assignment, "not graded: the grader itself failed", cuda, "error", collected)
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
@@ -217,7 +218,7 @@ def _load_problem(worker: SubmissionWorker) -> str | None:
     carry it; the card says it once (``Scorecard.problem``)."""
     if worker.load_error is None:
         return None
-    return checking.clip(LoadFailed(worker.load_error).student_message())
+    return session.clip(LoadFailed(worker.load_error).student_message())
 
 
 def _enforce_strict(strict: bool, active: dict[str, str]) -> None:

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from grader.sandbox.launcher import WorkerServer
 
 EXIT_OK, EXIT_CANNOT_GRADE, EXIT_INTERNAL, EXIT_STOPPED = 0, 2, 3, 130
-LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.lms.LAYOUTS (not imported: PyYAML)
+LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.batch.lms.LAYOUTS (not imported: PyYAML)
 EXPORT_FORMATS = ("gradebook", "canvas", "junit", "gradescope", "html", "pytest-json")
 REPORT_FORMATS = ("html", "pytest-json")  # grader.export.html.REPORT_FORMATS (not imported here: it loads Jinja)
 REPORT_VIEWS = ("student", "instructor")  # grader.export.html.VIEWS, grader.export.pytest_json.VIEWS
@@ -208,7 +208,7 @@ def _percent(text: str) -> float:
 
 
 def _similarity_threshold(args: argparse.Namespace) -> float:
-    from grader.similarity import DEFAULT_THRESHOLD
+    from grader.batch.similarity import DEFAULT_THRESHOLD
 
     return DEFAULT_THRESHOLD if args.similarity_threshold is None else args.similarity_threshold
 
@@ -324,10 +324,11 @@ def _grade(args: argparse.Namespace, server: WorkerServer) -> int:
 def cmd_grade_all(args: argparse.Namespace) -> int:
     if _view(args, args.report is not None) is None:
         return EXIT_CANNOT_GRADE
-    from grader import batch, changes, intake, seeds
+    from grader import batch, seeds
+    from grader.batch import changes, intake
     from grader.config import DEFAULT_CONFIG, ConfigError, load_config
-    from grader.progress import Progress
-    from grader.roster import RosterError, load_roster
+    from grader.batch.progress import Progress
+    from grader.batch.roster import RosterError, load_roster
 
     try:
         config_path = args.config or DEFAULT_CONFIG
@@ -493,7 +494,7 @@ def cmd_gradescope(args: argparse.Namespace) -> int:
 def cmd_override(args: argparse.Namespace) -> int:
     """``grader override``: one entry appended to COURSE/overrides.jsonl and one line to its audit; applied
     by the next grade-all or merge. Any problem is one line and exit 2."""
-    from grader import overrides
+    from grader.batch import overrides
 
     def add() -> int:
         entry, old = overrides.add(args.course, args.student, args.exercise, args.check, args.points, args.reason,
@@ -531,8 +532,8 @@ def _guarded(action: Callable[[], int], known: tuple[type[Exception], ...], cann
 def cmd_export(args: argparse.Namespace) -> int:
     if (view := _view(args, args.format in ("html", "pytest-json"))) is None:
         return EXIT_CANNOT_GRADE
-    from grader import exports
-    from grader.roster import RosterError
+    from grader.export import command as exports
+    from grader.batch.roster import RosterError
 
     try:
         left_out = exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title, view=view,

@@ -198,7 +198,7 @@ def mean_entropy(weights: torch.Tensor, dims: tuple[int, ...],
 @cache
 def _course_entropy() -> Callable[[torch.Tensor], torch.Tensor]:
     """The course reference's ``attention_entropy`` (trusted code, loaded into the judge once)."""
-    from grader.checking import load_reference
+    from grader.session import load_reference
     from grader.config import load_config
 
     reference = load_config().assignment("attention").reference

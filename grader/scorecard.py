@@ -21,7 +21,7 @@ from grader.files import write_atomically
 SCHEMA_VERSION = "1.5"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
 # 1.3: the optional `integrity` (``grader ci``: were the repository's protected files as released?);
 # 1.4: the optional `problem` (a file-level problem, said once) and `diagnoses` (one per exercise and mistake)
-# 1.5: the optional `override` on checks (a staff override: ``grader.overrides``)
+# 1.5: the optional `override` on checks (a staff override: ``grader.batch.overrides``)
 # (also 1.5: the optional `late`, the late policy grade-all applied: ``grader.deadlines``)
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
@@ -67,7 +67,7 @@ class ExerciseDiagnosis:
 
 @dataclass(frozen=True)
 class Override:
-    """A score set by course staff (``grader override``, ``grader.overrides``): the check's score is
+    """A score set by course staff (``grader override``, ``grader.batch.overrides``): the check's score is
     ``points``; ``was`` is what the grader gave; ``scope``: "check", or "exercise" (the exercise's total
     was set and spread over its checks)."""
 

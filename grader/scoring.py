@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Sequence
 
-from grader.checking import NO_CUDA_MESSAGE, ChecksBroken, CollectedCheck, Outcome
+from grader.session import NO_CUDA_MESSAGE, ChecksBroken, CollectedCheck, Verdict
 from grader.config import AssignmentConfig, CheckConfig
 from grader.scorecard import CheckResult, Diagnosis, ExerciseDiagnosis, Flag, Scorecard, SubmissionInfo
 from grader.submission import Submission
@@ -22,7 +22,7 @@ FILE_PROBLEM_REFERENCE = "not run: your file could not be loaded (see the proble
 NOT_ATTEMPTED = "not attempted"
 
 
-def check_results(outcomes: list[Outcome], assignment: AssignmentConfig) -> list[CheckResult]:
+def check_results(outcomes: list[Verdict], assignment: AssignmentConfig) -> list[CheckResult]:
     """Attach points to outcomes; a parametrised check splits its points evenly."""
     shares = Counter((o.exercise, o.test) for o in outcomes)
     ungated = _ungated(outcomes, assignment)
@@ -58,7 +58,7 @@ def card_order(assignment: AssignmentConfig, exercise: str, test: str) -> tuple[
     return (names.index(exercise) if exercise in names else len(names), 0 if cfg is not None and cfg.gate else 1)
 
 
-def _ungated(outcomes: list[Outcome], assignment: AssignmentConfig) -> dict[str, str]:
+def _ungated(outcomes: list[Verdict], assignment: AssignmentConfig) -> dict[str, str]:
     """Exercises whose gate check has no recorded pass, with the message their passing checks get instead.
 
     Credit only for work done: a property check compares the student's code with itself, so code that
@@ -105,7 +105,7 @@ def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, stat
     return results
 
 
-def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Outcome]) -> tuple[ExerciseDiagnosis, ...]:
+def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Verdict]) -> tuple[ExerciseDiagnosis, ...]:
     """Each named mistake once per exercise, with the failed checks that show it, in card order.
 
     The checks keep their own ``diagnosis`` (which mistake); the sentence that explains it is said

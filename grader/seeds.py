@@ -18,7 +18,7 @@ file (``grader grade --course-secret-file``; ``course_secret_file:`` in
 assignments.yaml, relative to it). Without one the seed is 0: the hidden
 checks' inputs are the fixed ones every student gets, and the card says so
 once (``environment.input_seed_note``). The seed is on the staff's card
-(``environment.input_seed``), never on a student's (``grader.views``).
+(``environment.input_seed``), never on a student's (``grader.export.views``).
 """
 
 from __future__ import annotations

@@ -23,10 +23,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader import batch, cli, intake
+from grader import batch, cli
+from grader.batch import intake
 from grader.config import load_config
-from grader.gradebook import Row
-from grader.progress import Progress
+from grader.export.gradebook import Row
+from grader.batch.progress import Progress
 from tests.conftest import ROOT
 from tests.corpus_cases import corpus
 
@@ -310,7 +311,7 @@ def test_a_grader_failure_on_the_checks_exits_3_and_the_rows_say_so(klass: Path,
 
 
 def grader_processes(marker: Path) -> list[int]:
-    """Processes whose TMPDIR is ``marker``: the batch, its judges, their servers and children."""
+    """Processes whose TMPDIR is ``marker``: the batch, its grader processes, their servers and children."""
     found = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -325,7 +326,7 @@ def grader_processes(marker: Path) -> list[int]:
 @pytest.fixture
 def short_call_limits() -> Iterator[Path]:
     """The course config with a 1 s CPU limit a call: a hanging submission then costs seconds, not 10 s a
-    function, and the judges are still inside it when the signal comes."""
+    function, and the grader processes are still inside it when the signal comes."""
     raw = yaml.safe_load((ROOT / "assignments.yaml").read_text())
     raw["assignments"]["attention"]["limits"] = {**raw["assignments"]["attention"].get("limits", {}),
                                                  "call_cpu_seconds": 1, "call_wall_seconds": 3}
@@ -352,7 +353,7 @@ def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(k
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 1:
         time.sleep(0.2)
-    time.sleep(1.0)  # judges are now inside the hanging submissions
+    time.sleep(1.0)  # grader processes are now inside the hanging submissions
     proc.send_signal(signum)
     started = time.monotonic()
     _, err = proc.communicate(timeout=60)
@@ -377,8 +378,8 @@ def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(k
     assert (out / "batch.json").exists()
 
 
-def judge_pids(batch: int) -> list[int]:
-    """The batch's judge processes: its children running Python's multiprocessing spawn."""
+def grader_pids(batch: int) -> list[int]:
+    """The batch's grader process processes: its children running Python's multiprocessing spawn."""
     pids = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
@@ -391,7 +392,7 @@ def judge_pids(batch: int) -> list[int]:
     return pids
 
 
-def test_a_judge_that_dies_costs_only_its_submission(klass: Path, tmp_path: Path) -> None:
+def test_a_grader_process_that_dies_costs_only_its_submission(klass: Path, tmp_path: Path) -> None:
     work = tmp_path / "class"
     shutil.copytree(klass, work)
     hang = next(c for c in corpus("hostile") if c.path.stem == "loop_in_softmax")
@@ -403,19 +404,19 @@ def test_a_judge_that_dies_costs_only_its_submission(klass: Path, tmp_path: Path
                             env={**os.environ, "TMPDIR": str(marker)})
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 4:
-        time.sleep(0.2)  # by now one judge is inside hang.py (sorted last), the other idle or finishing
+        time.sleep(0.2)  # by now one grader process is inside hang.py (sorted last), the other idle or finishing
     time.sleep(1.0)
-    victims = judge_pids(proc.pid)
-    assert victims, "no judge process found"
+    victims = grader_pids(proc.pid)
+    assert victims, "no grader process process found"
     for pid in victims:
         os.kill(pid, signal.SIGKILL)  # as the OOM killer would
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 3, err
     rows = {r["student"]: r for r in gradebook(out)}
-    assert rows["hang"]["status"] == "error" and "judge process died" in rows["hang"]["message"]
+    assert rows["hang"]["status"] == "error" and "grader process died" in rows["hang"]["message"]
     assert {s for s, r in rows.items() if r["status"] == "graded"} == {"alice", "bob", "carol", "gus"}
     assert "Traceback" not in err
-    assert not list(marker.glob("grader-*")), "the killed judge's sandbox scratch was left behind"
+    assert not list(marker.glob("grader-*")), "the killed grader process's sandbox scratch was left behind"
 
 
 # ------------------------------------------------------------------ progress

@@ -1,4 +1,4 @@
-"""What a re-grade changed (``grader.changes``): changes.csv, the instructor page's section, ``--dry-run``.
+"""What a re-grade changed (``grader.batch.changes``): changes.csv, the instructor page's section, ``--dry-run``.
 
 A class of three (the reference, the stub, a mutant whose softmax is right)
 is graded once; then a point value changes in a copy of assignments.yaml.
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader import changes
-from grader.gradebook import Row
+from grader.batch import changes
+from grader.export.gradebook import Row
 from tests.conftest import ROOT
 from tests.corpus_cases import corpus
 

@@ -33,8 +33,9 @@ import jsonschema
 import pytest
 from junitparser import JUnitXml
 
-from grader import ci, cli, integrity, scorecard, views
-from grader.checking import cuda_available
+from grader import ci, cli, integrity, scorecard
+from grader.export import views
+from grader.session import cuda_available
 from grader.config import load_config
 from grader.scorecard import CheckResult, Integrity, Scorecard, SubmissionInfo
 from tests.corpus_cases import corpus

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, checking, cli
+from grader import api, cli
+from grader import session
 from grader.scorecard import validate
 from tests.conftest import ROOT
 
@@ -72,7 +73,7 @@ def test_internal_error_writes_a_marked_card_and_exits_3(tmp_path, monkeypatch, 
     def broken(*a, **k):
         raise RuntimeError("the checks exploded")
 
-    monkeypatch.setattr(checking.Judge, "run", broken)
+    monkeypatch.setattr(session.Judge, "run", broken)
     out = tmp_path / "card.json"
     code = cli.main(["grade", str(ROOT / "solutions/attention.py"), "--assignment", "attention", "--out", str(out), "--format", "none"])
     assert code == 3

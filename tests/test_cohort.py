@@ -22,8 +22,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import batch, cohort, similarity, summary
-from grader.gradebook import Row, row_from_card
+from grader import batch
+from grader.batch import cohort, similarity, summary
+from grader.export.gradebook import Row, row_from_card
 from grader.scorecard import CheckResult, Diagnosis, Scorecard, SubmissionInfo
 from tests.conftest import ROOT
 from tests.corpus_cases import corpus

@@ -18,7 +18,7 @@ from grader.scoring import check_results
 from tests import blame
 from tests.conftest import ROOT
 from tests.corpus_cases import corpus, grade_corpus
-from tests.test_scoring import ATTENTION, everything_passed, outcome
+from tests.test_scoring import ATTENTION, everything_passed
 
 PLACEHOLDERS = corpus("placeholders")
 LIMIT = 0.05  # the share of an assignment's points a placeholder may earn at most

@@ -19,7 +19,7 @@ from grader.ci import context
 from grader.config import ConfigError, load_config
 from grader.deadlines import DeadlineError, Extension, Penalty, Policy, apply, parse_time
 from grader.export import gradebook_csv, text
-from grader.gradebook import Row
+from grader.export.gradebook import Row
 from tests.conftest import ROOT
 
 UTC = timezone.utc

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from grader.config import load_config
-from grader.diagnosis.catalogue import CATALOGUE_ROOT, CatalogueError, load_catalogue, read_mistake
+from grader.diagnosis.catalogue import CatalogueError, load_catalogue, read_mistake
 from grader.diagnosis.diagnose import Diagnoser, diagnosis
 from tests.corpus_cases import REFERENCE, corpus, diagnosis_outcome, expected_diagnosis
 

@@ -21,11 +21,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import batch, cli, exports, scorecard, views
+from grader import batch, cli, scorecard
+from grader.export import command as exports, views
 from grader.config import ConfigError, load_config
 from grader.export import canvas, gradebook_csv, gradescope, junit, pytest_json
-from grader.gradebook import Row
-from grader.roster import RosterEntry, RosterError, read_roster
+from grader.export.gradebook import Row
+from grader.batch.roster import RosterEntry, RosterError, read_roster
 from grader.scorecard import CheckResult, Scorecard, SubmissionInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -636,7 +637,7 @@ def test_pytest_json_student_view_hides_hidden_checks_details() -> None:
 
 
 def test_pytest_json_export_and_batch_report(tmp_path: Path) -> None:
-    from grader import intake
+    from grader.batch import intake, reports, run
 
     card_path = tmp_path / "alice.json"
     card_path.write_text(mixed_card().to_json())
@@ -647,11 +648,11 @@ def test_pytest_json_export_and_batch_report(tmp_path: Path) -> None:
     layout.prepare()
     options = batch.BatchOptions(tmp_path, "attention", layout.root, ROOT / "assignments.yaml", report="pytest-json")
     entry = intake.Entry("ada", tmp_path / "attention.py", "ada/attention.py", "")
-    row = batch._result_row("card", ("ada", mixed_card().to_json(), False), entry, "", layout, options)
+    row = run.result_row("card", ("ada", mixed_card().to_json(), False), entry, "", layout, options)
     report = layout.reports / "ada.report.json"
     assert row.status == "graded" and json.loads(report.read_text())["summary"]["total"] == 7
     report.unlink()
-    batch._keep_report(layout, row, options)  # unchanged student: written again from the card
+    reports.keep_report(layout, row, options)  # unchanged student: written again from the card
     assert report.is_file()
 
 

@@ -24,7 +24,7 @@ import jsonschema
 import pytest
 
 from grader import cli
-from grader.checking import cuda_available
+from grader.session import cuda_available
 from grader.config import load_config
 from grader.export import gradescope as results_format
 from grader.release import gradescope, gradescope_run

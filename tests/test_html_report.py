@@ -21,9 +21,12 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from grader import api, batch, checking, cli, figures, intake, views
+from grader import api, batch, cli, figures
+from grader import session
+from grader.batch import intake, reports, run
+from grader.export import views
 from grader.export import html
-from grader.gradebook import exercise_scores
+from grader.export.gradebook import exercise_scores
 from grader.sandbox.client import WorkerServer
 from grader.sandbox.errors import StudentTimeout
 from grader.sandbox.proxy import CallResult
@@ -136,7 +139,7 @@ class _FakeStudent:
 
 @pytest.fixture(scope="module")
 def reference_module():
-    return checking.load_reference(ROOT / "solutions/attention.py")
+    return session.load_reference(ROOT / "solutions/attention.py")
 
 
 def test_unusable_answers_become_short_reasons(reference_module):
@@ -316,19 +319,19 @@ def test_batch_writes_a_page_with_each_card_and_keeps_unchanged_ones(cards, tmp_
     options = batch.BatchOptions(tmp_path, "attention", layout.root, ROOT / "assignments.yaml", report="html")
     entry = intake.Entry("ada", tmp_path / "attention.py", "ada/attention.py", "")
     text = cards["reference"].to_json()
-    row = batch._result_row("card", ("ada", text, False), entry, "", layout, options)
+    row = run.result_row("card", ("ada", text, False), entry, "", layout, options)
     page = layout.report("ada")
     assert row.status == "graded" and html.page_view(page) == "student"
     stamp = page.stat().st_mtime_ns
-    batch._keep_report(layout, row, options)  # unchanged, same view: the page stays as it is
+    reports.keep_report(layout, row, options)  # unchanged, same view: the page stays as it is
     assert page.stat().st_mtime_ns == stamp
-    batch._keep_report(layout, row, dataclasses.replace(options, view="instructor"))  # another view: redrawn
+    reports.keep_report(layout, row, dataclasses.replace(options, view="instructor"))  # another view: redrawn
     assert html.page_view(page) == "instructor"
     page.unlink()
-    batch._keep_report(layout, row, options)  # lost: drawn again from the card
+    reports.keep_report(layout, row, options)  # lost: drawn again from the card
     assert html.page_view(page) == "student"
     no_report = dataclasses.replace(options, report=None)
-    batch._result_row("card", ("bob", text, False), dataclasses.replace(entry, student="bob"), "", layout, no_report)
+    run.result_row("card", ("bob", text, False), dataclasses.replace(entry, student="bob"), "", layout, no_report)
     assert not layout.report("bob").exists()
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, intake, links
+from grader import cli, links
+from grader.batch import intake
 from grader.ci import CIError, Environment, select
 from grader.config import load_config
 from grader.release import gradescope_run

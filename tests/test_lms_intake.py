@@ -1,7 +1,7 @@
 """Real course data in: rosters as LMSs export them, bulk downloads as LMSs write them.
 
-Every fixture here is laid out the way the system writes it (``grader/lms.py``
-and ``grader/roster.py`` say where each format was taken from): a Canvas
+Every fixture here is laid out the way the system writes it (``grader/batch/lms.py``
+and ``grader/batch/roster.py`` say where each format was taken from): a Canvas
 "Download Submissions" zip and gradebook export, a Gradescope "Export
 Submissions" zip with its Ruby-flavoured ``submission_metadata.yml`` and its
 roster, a Moodle "Download all submissions" folder with its grading worksheet
@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, intake, lms
-from grader.gradebook import Row
-from grader.roster import RosterEntry, RosterError, load_roster, read_roster
+from grader import batch, cli
+from grader.batch import intake, lms, run
+from grader.export.gradebook import Row
+from grader.batch.roster import RosterEntry, RosterError, load_roster, read_roster
 from tests.conftest import ROOT
 
 REFERENCE = (ROOT / "solutions/attention.py").read_text()
@@ -99,7 +100,7 @@ def test_a_canvas_download_is_recognised_and_mapped_to_the_roster(tmp_path: Path
     assert stranger.path is None and "Canvas user 77777 (strangerx) is not on the roster" in stranger.problem
     assert any("readme.txt" in n for n in found.notes)  # an unknown file is reported
     assert any("no submission times" in n for n in found.notes)
-    plan = batch._planned(found.entries, batch.BatchOptions(Path(), "attention", Path(), Path(), roster=tuple(roster)))
+    plan = run.planned(found.entries, batch.BatchOptions(Path(), "attention", Path(), Path(), roster=tuple(roster)))
     assert [(e.student, e.problem) for e in plan if e.problem == batch.MISSING] == [("ccarl", batch.MISSING)]
 
 

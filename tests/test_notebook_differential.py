@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import base64
 import random
-from pathlib import Path
 
 import nbformat
 import pytest

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import nbformat
-import pytest
 
 from grader import notebook
 from grader.scorecard import CellNote

@@ -1,4 +1,4 @@
-"""Staff overrides (``grader override``, ``grader.overrides``): added with a reason, applied by every
+"""Staff overrides (``grader override``, ``grader.batch.overrides``): added with a reason, applied by every
 grade-all and merge, kept through re-grades, sent back for review when the submission or the check changed.
 
 One tiny class graded once (alice: the reference, bob: the stub); each test works on its own copy.
@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, cli, overrides
+from grader import batch, cli
+from grader.batch import overrides
+from grader.export.gradebook import row_from_card
 from grader.config import load_config
 from grader.export import html, text
 from grader.scorecard import Scorecard
@@ -214,7 +216,7 @@ def test_merge_keeps_the_late_penalty_on_an_overridden_card_and_redraws_reports(
             "penalty_points": round(alice.score * 0.2, 6), "final_score": round(alice.score * 0.8, 6)}
     (out / "cards" / "alice.json").write_text(scorecard.to_valid_json(with_(alice, late=late)))
     row, key = batch.read_record(layout, "alice")
-    batch.write_record(layout, batch.row_from_card("alice", with_(alice, late=late), row.file, row.card), key)
+    batch.write_record(layout, row_from_card("alice", with_(alice, late=late), row.file, row.card), key)
     pytest_json.write(card(out, "alice"), layout.pytest_report("alice"), view="instructor")
     points = next(c.max_score for c in alice.checks if c.id == CHECK)
     assert override(out, "alice", "--check", CHECK, "--points", "0", "--reason", "copied", "--by", "prof") == 0

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from grader import cli, intake
+from grader import cli
+from grader.batch import intake
 from tests.actionlint import actionlint
 from tests.conftest import ROOT
 

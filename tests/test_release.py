@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from grader import api, tape
+from grader import api
+from grader.session import tape
 from grader.config import load_config
 from grader.release import bundle, kit
-from grader.checking import load_reference
-from grader.tape import Recorder
+from grader.session import load_reference
+from grader.session.tape import Recorder
 from tests.corpus_cases import corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +38,7 @@ def test_the_release_holds_exercises_notebooks_kit_and_readme(release):
         assert f"{Path(a.file).stem}.ipynb" in files
         assert f"grader/course/expected/{a.id}.json" in files
     for needed in ("README.md", "pyproject.toml", "release.json", "grader/course/assignments.yaml", "grader/cli.py",
-                   "grader/selfcheck.py", "grader/tape.py", "grader/sandbox/child.py", "grader/checks/helpers.py"):
+                   "grader/selfcheck.py", "grader/session/tape.py", "grader/sandbox/child.py", "grader/checks/helpers.py"):
         assert needed in files, needed
     assert not any(p.startswith(("solutions/", "grader/release/", "tests/")) for p in files)
     manifest = json.loads(files["release.json"])
@@ -252,8 +253,8 @@ KNOWN_ANSWER_SITES = {
     # The warm-up runs one matmul against a transpose and one masked_fill on the meta device before the
     # server forks (their first call imports kernels and torch._dynamo): no exercise's answer (it fills a
     # full mask with 0), but the scan's patterns see them.
-    ("grader/warmup.py", "attention_scores"),
-    ("grader/warmup.py", "apply_mask"),
+    ("grader/session/warmup.py", "attention_scores"),
+    ("grader/session/warmup.py", "apply_mask"),
 }
 
 
@@ -349,7 +350,7 @@ def test_a_question_the_tape_did_not_record_is_the_graders_error_not_the_student
     replay = tape.Tape({"attention/x.py::test_y": []}).for_check("attention/x.py::test_y")
     with pytest.raises(tape.TapeMiss, match="did not record"):
         replay.attention(torch.zeros(2, 2), torch.zeros(2, 2), torch.zeros(2, 2))
-    from grader.checking import _verdict
+    from grader.session.verdicts import report_verdict
 
     class Report:
         skipped, passed = False, False
@@ -358,7 +359,7 @@ def test_a_question_the_tape_did_not_record_is_the_graders_error_not_the_student
         class excinfo:
             value = tape.TapeMiss("the visible check x asked for y")
 
-    verdict = _verdict(Report(), Call(), {})
+    verdict = report_verdict(Report(), Call(), {})
     assert verdict["status"] == "error" and "could not run this check" in verdict["message"]
 
 

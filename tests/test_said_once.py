@@ -13,7 +13,8 @@ from typing import Iterator
 
 import pytest
 
-from grader import api, views
+from grader import api
+from grader.export import views
 from grader.export import gradescope, html, text
 from grader.figures import entropy_hint
 from grader.sandbox.client import WorkerServer
@@ -119,7 +120,7 @@ def test_entropy_hint_follows_the_failed_exercises(failed, named, not_named):
 
 def test_what_a_student_reads_on_their_machine_says_this_machine():
     """The kit, `grader check` and the skipped checks run on a student's laptop: never "the grading machine"."""
-    places = [ROOT / "grader/selfcheck.py", ROOT / "grader/scoring.py", ROOT / "grader/checking.py",
+    places = [ROOT / "grader/selfcheck.py", ROOT / "grader/scoring.py", *sorted((ROOT / "grader/session").glob("*.py")),
               ROOT / "grader/checks/helpers.py", ROOT / "grader/export/text.py",
               ROOT / "grader/export/templates/report.html.j2", *sorted((ROOT / "grader/release").rglob("*"))]
     said = [p for p in places if p.is_file() and "grading machine" in p.read_text(errors="replace")]

@@ -13,10 +13,11 @@ from typing import Iterator
 
 import pytest
 
-from grader import api, checking, scoring
+from grader import api, scoring
+from grader import session
 from grader.config import load_config
 from grader.export import gradebook_csv, text
-from grader.gradebook import row_from_card
+from grader.export.gradebook import row_from_card
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import corpus
@@ -117,7 +118,8 @@ def test_every_zero_in_the_gradebook_has_a_reason(cards, tmp_path):
 
 
 def test_the_class_page_shows_why_a_zero(cards, tmp_path):
-    from grader import cohort, scorecard, summary
+    from grader import scorecard
+    from grader.batch import cohort, summary
 
     paths, rows_ = {}, []
     for name in ("syntax_error", "stub", "import_crash"):
@@ -132,7 +134,7 @@ def test_the_class_page_shows_why_a_zero(cards, tmp_path):
 def test_problem_results_splits_points_as_the_collected_checks_do():
     """Unit: without a grading, the rows follow the collected ids (points split per parameter)."""
     assignment = load_config().assignment("attention")
-    collected = [checking.CollectedCheck("test_low_precision_inputs_work", f"test_low_precision_inputs_work[softmax-{d}]",
+    collected = [session.CollectedCheck("test_low_precision_inputs_work", f"test_low_precision_inputs_work[softmax-{d}]",
                                          "softmax") for d in ("float16", "bfloat16")]
     got = scoring.problem_results(assignment, "x", cuda=False, collected=collected)
     low = [c for c in got if c.exercise == "softmax" and c.id.startswith("test_low_precision")]

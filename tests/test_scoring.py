@@ -6,7 +6,8 @@ import dataclasses
 
 import pytest
 
-from grader.checking import ChecksBroken, Outcome, _verdict
+from grader.session import ChecksBroken, Verdict
+from grader.session.verdicts import report_verdict
 from grader.config import load_config
 from grader.scoring import check_results
 from tests.conftest import ROOT
@@ -15,7 +16,7 @@ ATTENTION = load_config(ROOT / "assignments.yaml").assignment("attention")
 
 
 def outcome(test, exercise, status="passed", params=""):
-    return Outcome(test, test + params, exercise, status, "" if status == "passed" else "why", 0.0)
+    return Verdict(test, test + params, exercise, status, "" if status == "passed" else "why", 0.0)
 
 
 def everything_passed():
@@ -64,7 +65,7 @@ class _Report:
 
 
 def test_a_pass_during_which_the_worker_crashed_does_not_count():
-    verdict = _verdict(_Report("passed"), None, {"incident": True})
+    verdict = report_verdict(_Report("passed"), None, {"incident": True})
     assert verdict["status"] == "error"
 
 
@@ -73,5 +74,5 @@ def test_a_bug_in_a_check_is_an_error_not_a_pass():
         class excinfo:  # noqa: N801 - mimics pytest's CallInfo.excinfo
             value = KeyError("oops")
 
-    verdict = _verdict(_Report("failed"), Call, {})
+    verdict = report_verdict(_Report("failed"), Call, {})
     assert verdict["status"] == "error" and "internal check error" in verdict["message"]

@@ -10,7 +10,8 @@ from typing import Any, Iterator
 import pytest
 import torch
 
-from grader import api, seeds, views
+from grader import api, seeds
+from grader.export import views
 from grader.cli import build_parser
 from grader.sandbox.client import WorkerServer
 from grader.sandbox.proxy import StudentProxy

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import deadlines, integrity, views
+from grader import deadlines, integrity
+from grader.export import views
 from grader.config import Config, ConfigError, load_config
 from grader.scorecard import CheckResult, Integrity, Scorecard
 from grader.ci.context import (

@@ -8,7 +8,8 @@ import re
 import secrets
 from collections.abc import Mapping
 
-from grader import integrity, views
+from grader import integrity
+from grader.export import views
 from grader.export.gradebook_csv import format_number
 from grader.scorecard import CheckResult, Integrity
 from grader.ci.classroom import classroom_result

@@ -15,7 +15,6 @@ catalogue is left out of student kits: its patches show the reference.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 import re
 import sys

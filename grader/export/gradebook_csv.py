@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from grader.files import write_atomically
-from grader.gradebook import Row
+from grader.export.gradebook import Row
 
 LEADING = ("student", "file", "sha256", "score", "max_score")
 TRAILING = ("status", "message")

@@ -72,7 +72,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from grader import views
+from grader.export import views
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, Scorecard

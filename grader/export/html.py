@@ -22,7 +22,7 @@ from typing import Any
 
 import jinja2
 
-from grader import views
+from grader.export import views
 from grader.export import charts, text
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically

@@ -54,7 +54,7 @@ from typing import Any
 
 from pytest_jsonreport import serialize
 
-from grader import views
+from grader.export import views
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, Scorecard
 

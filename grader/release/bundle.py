@@ -40,8 +40,8 @@ from grader.files import write_atomically
 from grader.release import hidden_bundle, kit
 from grader.release.gradescope import TORCH_VERSION
 from grader.release.notebooks import LessonError, build_notebook
-from grader.checking import load_reference
-from grader.tape import Recorder
+from grader.session import load_reference
+from grader.session.tape import Recorder
 from grader.version import __version__
 
 HERE = Path(__file__).resolve().parent

@@ -3,7 +3,7 @@
 It is this same package, file for file, except that the check modules keep
 only the visible checks (hidden test functions are cut out of the source,
 with the imports and private helpers only they used), the reference is
-replaced by the values the visible checks expect (``grader.tape``), and the
+replaced by the values the visible checks expect (``grader.session.tape``), and the
 configuration lists only visible checks and how many hidden ones exist.
 """
 

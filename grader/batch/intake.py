@@ -3,7 +3,7 @@
 ``SUBMISSIONS`` is a folder, or a ``.zip`` of one. A zip whose members all sit
 under one top folder is read from inside that folder. Its layout (Canvas,
 Gradescope, Moodle, GitHub Classroom or a folder per student) is recognised or
-given (``--layout``); ``grader.lms`` reads each one and says where each format
+given (``--layout``); ``grader.batch.lms`` reads each one and says where each format
 was taken from. The rule for a plain folder (also in the README):
 
 * Each entry at the top of that folder is one student:
@@ -35,9 +35,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader import links, lms
+from grader import links
+from grader.batch import lms
 from grader.links import Link
-from grader.roster import RosterEntry
+from grader.batch.roster import RosterEntry
 
 SUFFIXES = lms.SUFFIXES
 MAX_ZIP_BYTES = 2 << 30  # uncompressed; a zip bomb stops here
@@ -167,7 +168,7 @@ def _root(submissions: Path, unpack_to: Path) -> Path:
 
 def _linked(submissions: Path, root: Path, unpack_to: Path) -> dict[str, list[Link]]:
     """Every symbolic link in the class, by the top-level entry it is in or is (``grader.links``): the
-    layout reader (``grader.lms``) gives whoever that entry belongs to an error row naming the link, and
+    layout reader (``grader.batch.lms``) gives whoever that entry belongs to an error row naming the link, and
     reads nothing of it. Links under ignored names are never read, so skipped."""
     if submissions.is_dir():
         found = links.find_links(root, skip=lms.ignored)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import files
-from grader.gradebook import Row
+from grader.export.gradebook import Row
 
 FILE_CHANGED = "file changed"
 GRADER_CHANGED = "grader changed (fingerprint)"

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from grader.export import canvas, gradebook_csv, gradescope, html, junit, pytest_json
-from grader.gradebook import Row, exercise_scores, row_from_card
-from grader.roster import read_roster
+from grader.export.gradebook import Row, exercise_scores, row_from_card
+from grader.batch.roster import read_roster
 from grader.scorecard import Scorecard
 
 

@@ -5,7 +5,7 @@
 * ``cohort/scores.png`` (the score histogram), ``cohort/checks.png`` (pass
   rate per check, the worst at the top), ``cohort/diagnoses.png`` (the most
   common known mistakes, when there are any);
-* ``similarity.json`` (``grader.similarity``: near-identical pairs for a
+* ``similarity.json`` (``grader.batch.similarity``: near-identical pairs for a
   human to review; it changes no score);
 * ``reports/_index.html``: every student's score, linked to their report
   where ``reports/<student>.html`` exists, the plots, the top diagnoses and
@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from grader import files, similarity, words
-from grader.gradebook import Row
+from grader import files, words
+from grader.batch import similarity
+from grader.export.gradebook import Row
 from grader.version import __version__
 
 PLOTS = ("scores", "checks", "diagnoses")
@@ -158,7 +159,7 @@ def _write_index(paths: Paths, summary: Mapping[str, Any], rows: Sequence[Row], 
                  similar: Mapping[str, Any] | None, notes: Sequence[str]) -> None:
     paths.reports.mkdir(parents=True, exist_ok=True)
     reports = {r.student for r in rows if (paths.reports / f"{r.student}.html").is_file()}
-    from grader import changes  # changes.csv, written by grade-all just before: "What the last re-grade changed"
+    from grader.batch import changes  # changes.csv, written by grade-all just before: "What the last re-grade changed"
 
     found = changes.read_csv(paths.root / changes.FILE_NAME)
     files.write_atomically(paths.index, index_html(summary, rows, reports, plots, similar, notes, found))
@@ -296,7 +297,7 @@ def index_html(summary: Mapping[str, Any], rows: Sequence[Row], reports: set[str
 
     ``reports``: the students whose ``<student>.html`` sits beside the page;
     only they get a link, the others show their score without one. ``changes``: the rows of
-    ``changes.csv`` (``grader.changes``), whose score the last re-grade changed; None: no such file.
+    ``changes.csv`` (``grader.batch.changes``), whose score the last re-grade changed; None: no such file.
     """
     import jinja2
 

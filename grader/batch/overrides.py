@@ -3,7 +3,7 @@
 ``grader override STUDENT --check ID --points X --reason TEXT --by NAME`` appends one entry to
 ``overrides.jsonl`` in the course folder (the ``grade-all --out`` folder); every ``grade-all``,
 ``merge`` (and so every ``export`` of their cards) applies the file to the finished cards
-(``batch.write_outputs``), before anything else reads them.
+(``grader.batch.outputs.write_outputs``), before anything else reads them.
 
 An entry is pinned to what it was decided about:
 

@@ -1,0 +1,173 @@
+"""The pytest plugin the hidden checks run under: the fixtures they ask for (``student``, ``reference``,
+``submission``, ``hidden_seed``...) from the submission being judged (``Context``), and a verdict
+recorded for every test from pytest's own reports."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import pytest
+
+from grader.config import AssignmentConfig
+from grader.diagnosis.catalogue import Mistake
+from grader.diagnosis.diagnose import Diagnoser
+from grader.sandbox.errors import StudentError
+from grader.sandbox.proxy import StudentProxy
+from grader.submission import Submission
+from grader.session.tape import Tape
+from grader.session.verdicts import NO_CUDA_MESSAGE, skip_reason, report_verdict, clip, unjudged_message
+
+
+class ChecksBroken(Exception):
+    """The hidden checks themselves could not be collected or run: a grader bug."""
+
+
+def load_reference(path: Path) -> ModuleType:
+    """Import the reference solution in the judge (trusted code only)."""
+    name = f"_reference_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ChecksBroken(f"cannot load the reference {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class Context:
+    """The submission being judged right now: what the fixtures hand to the checks."""
+
+    student: StudentProxy
+    worker: Any  # SubmissionWorker: its ``incidents`` count crashes and timeouts
+    submission: Submission
+    seed: int = 0  # this student's hidden inputs (``grader.seeds``); 0: the inputs written in the checks
+
+
+ReferenceFor = Callable[[str], Any]  # check id -> what its ``reference`` fixture hands it
+
+
+def reference_source(assignment: AssignmentConfig) -> ReferenceFor:
+    """Where the checks' expected values come from: the reference module or, in a student kit,
+    the values the release recorded (``grader.session.tape``)."""
+    if assignment.reference is None:
+        if assignment.expected is None:
+            raise ChecksBroken(f"assignment {assignment.id!r} has neither a reference nor recorded expected values")
+        return Tape.load(assignment.expected).for_check
+    module = load_reference(assignment.reference)
+    return lambda check_id: module
+
+
+class GraderPlugin:
+    """Fixtures for the checks and a verdict for every test.
+
+    The reference, the assignment and the CUDA answer stay for the judge's
+    life; ``context`` is swapped for every submission.
+    """
+
+    def __init__(self, reference: ReferenceFor, assignment: AssignmentConfig, cuda: bool,
+                 diagnoser: Diagnoser | None = None) -> None:
+        self._reference = reference
+        self._assignment = assignment
+        self._cuda = cuda
+        self.diagnoser = diagnoser
+        self.context: Context | None = None
+
+    def _now(self) -> Context:
+        if self.context is None:
+            raise ChecksBroken("a check ran with no submission to judge")
+        return self.context
+
+    @pytest.fixture
+    def student(self) -> StudentProxy:
+        return self._now().student
+
+    @pytest.fixture
+    def reference(self, request: pytest.FixtureRequest) -> Any:
+        return self._reference(request.node.nodeid)
+
+    @pytest.fixture
+    def submission(self) -> Submission:
+        return self._now().submission
+
+    @pytest.fixture
+    def hidden_seed(self) -> int:
+        """The seed of this submission's hidden inputs (``grader.seeds``): only hidden checks read it,
+        so visible checks (and the kit's recorded answers) keep the same inputs for everyone."""
+        return self._now().seed
+
+    @pytest.fixture
+    def assignment(self) -> AssignmentConfig:
+        return self._assignment
+
+    @pytest.fixture
+    def cuda_available(self) -> bool:
+        return self._cuda
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
+        item.user_properties.clear()  # the same item runs once per submission
+        if self.context is not None:
+            self.context.student.start_recording()  # a failed check's diagnosis replays only its own requests
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):  # noqa: ANN201 - pytest hookwrapper
+        worker = self._now().worker
+        before = worker.incidents
+        outcome = yield
+        if outcome.excinfo is None and worker.incidents != before:
+            # The check passed, but the worker crashed or timed out inside it: fail closed.
+            item.user_properties.append(("incident", True))
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):  # noqa: ANN201
+        outcome = yield
+        report = outcome.get_result()
+        if report.when == "setup":
+            marker = item.get_closest_marker("exercise")
+            item.user_properties.append(("exercise", marker.args[0] if marker else ""))
+            if report.skipped:
+                item.user_properties.append(("verdict", self._judged(item, {"status": "skipped",
+                                                                            "message": skip_reason(report)})))
+        if report.when != "call":
+            return
+        verdict = self._judged(item, report_verdict(report, call, dict(item.user_properties)))
+        exc = call.excinfo.value if call.excinfo else None
+        if verdict["status"] in ("failed", "error") and isinstance(exc, (AssertionError, StudentError)):
+            verdict["matches"] = self._matches(dict(item.user_properties).get("exercise", ""))
+        if self.diagnoser is not None and self.context is not None:
+            verdict["requests"] = tuple(self.context.student.recorded())  # settling the card may replay them
+        item.user_properties.append(("verdict", verdict))
+
+    def _judged(self, item: pytest.Item, verdict: dict[str, Any]) -> dict[str, Any]:
+        """Only a GPU-only check on a machine without CUDA may stay ``skipped``; any other skip fails.
+
+        A check that skips could not be judged (NaN in the student's output, no row that is a
+        distribution...): that is about this submission, so it must not leave the total the way a
+        skip with ``skipped_points: drop`` would. It fails with the reason and keeps its points
+        possible, so every card of an assignment has the same total.
+        """
+        if verdict["status"] != "skipped":
+            return verdict
+        cfg = self._assignment.check(exercise_of(item), test_name(item))
+        if cfg is not None and cfg.requires_cuda and not self._cuda:
+            return {"status": "skipped", "message": NO_CUDA_MESSAGE}
+        return {"status": "failed", "message": clip(unjudged_message(verdict["message"]))}
+
+    def _matches(self, exercise: str) -> tuple[Mistake, ...]:
+        """The known mistakes this failed check's answers match (``grader.diagnosis``); settled per card."""
+        if self.diagnoser is None or self.context is None:
+            return ()
+        return tuple(self.diagnoser.matching(exercise, self.context.student.recorded()))
+
+
+def exercise_of(item: pytest.Item) -> str:
+    marker = item.get_closest_marker("exercise")
+    return str(marker.args[0]) if marker else ""
+
+
+def test_name(item: pytest.Item) -> str:
+    return getattr(item, "originalname", None) or item.name.split("[", 1)[0]

@@ -1,0 +1,233 @@
+"""The judge: one pytest session kept open for many submissions of one assignment (``Judge``).
+
+pytest's start-up, the collection of the hidden checks and the reference are paid once; each
+submission then runs the same collected items with its own ``Context``. The session runs in the
+judge process only, never where student code runs.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import torch
+
+from grader.config import CHECKS_ROOT, AssignmentConfig
+from grader.diagnosis.catalogue import CatalogueError, load_catalogue
+from grader.diagnosis.diagnose import Diagnoser
+from grader.sandbox.warmup import warm_up_judge
+from grader.session.verdicts import CollectedCheck, Verdict, verdict_from, with_diagnoses
+from grader.session.plugin import ChecksBroken, Context, GraderPlugin, ReferenceFor, exercise_of, test_name, reference_source
+
+
+# Where hypothesis keeps its files (example database, constants and charmap caches): a path that can
+# never be a folder, so every write fails quietly (hypothesis catches it) and nothing is read back.
+HYPOTHESIS_HOME = Path("/dev/null/grader-hypothesis")
+
+
+def quiet_hypothesis() -> None:
+    """Make the property checks (hypothesis) write nothing: ``grader grade`` leaves only its outputs.
+
+    The ``grader`` settings profile has ``database=None`` (no example database), and hypothesis's
+    other caches (the constants it reads from a check's source) point at ``HYPOTHESIS_HOME``, where
+    nothing can be created; otherwise both land in ``.hypothesis/`` in whatever folder grading ran
+    from, and a cache a student left there would be read back. A kit without hypothesis (its
+    checks do not use it) has nothing to configure.
+    """
+    try:
+        from hypothesis import settings
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:
+        return
+    settings.register_profile("grader", database=None)
+    settings.load_profile("grader")
+    set_hypothesis_home_dir(HYPOTHESIS_HOME)
+
+
+PYTEST_ARGS = (
+    "-c", str(CHECKS_ROOT / "pytest.ini"),
+    "--rootdir", str(CHECKS_ROOT),
+    "--import-mode=importlib",
+    "--assert=plain",
+    # Per-test machinery the judge does not use (log capture around every phase, warning
+    # recorders, gc passes at exit); the checks never read logs, warnings or crash dumps.
+    "-p", "no:cacheprovider", "-p", "no:logging", "-p", "no:warnings", "-p", "no:faulthandler",
+    "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:randomly",
+    "-p", "no:terminal",
+    "-p", "no:debugging", "-p", "no:unittest", "-p", "no:legacypath", "-p", "no:tmpdir", "-p", "no:monkeypatch",
+    "-p", "no:recwarn", "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest", "-p", "no:setuponly",
+    "-p", "no:setupplan", "-p", "no:stepwise", "-p", "no:subtests", "-p", "no:hypothesispytest",
+    "-p", "no:capture",
+    # Installed plugins the judge does not use: the card is made from pytest's own reports.
+    "-p", "no:pytest_jsonreport", "-p", "no:metadata",
+)
+
+
+class Judge:
+    """One pytest session kept open for many submissions of one assignment.
+
+    pytest's start-up, the collection of the hidden checks and the reference
+    are paid once; each submission then runs the same collected items with
+    its own ``Context``. pytest drives its own loop, so the session lives in
+    a thread whose ``pytest_runtestloop`` takes submissions from a queue;
+    ``run`` hands one over and waits for its outcomes, which the judge
+    records from pytest's own reports (``pytest_runtest_logreport``).
+    """
+
+    def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None, *,
+                 visible_only: bool = False, reference: ReferenceFor | None = None) -> None:
+        """``visible_only``: deselect every test the assignment does not configure (``grader check``
+        hands in the visible part of the config); ``reference``: what each check's ``reference``
+        fixture gets instead of the assignment's own (``grader release`` records through it)."""
+        # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
+        # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
+        torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
+        quiet_hypothesis()  # before pytest imports a check that uses it
+        self._broken: ChecksBroken | None = None
+        answers: ReferenceFor = lambda check_id: ModuleType("unloadable_reference")  # noqa: E731
+        diagnoser = None
+        try:
+            answers = reference or reference_source(assignment)
+            diagnoser = diagnoser_for(assignment) if reference is None else None
+        except CatalogueError as exc:
+            self._broken = ChecksBroken(f"the catalogue of known mistakes is broken: {exc}")
+        except ChecksBroken as exc:
+            self._broken = exc
+        except Exception as exc:  # noqa: BLE001 - a broken reference is the grader's failure: every card says so
+            source = assignment.reference or assignment.expected
+            self._broken = ChecksBroken(f"the {'reference' if assignment.reference else 'recorded values'} "
+                                        f"{source.name if source else ''} cannot be loaded: {type(exc).__name__}: {exc}")
+        self.plugin = GraderPlugin(answers, assignment, cuda, diagnoser)
+        self._assignment, self._visible_only = assignment, visible_only
+        self.deselected = 0  # checks left out by ``visible_only``, known once collected
+        self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
+        self._inbox: queue.Queue[Context | None] = queue.Queue()
+        self._outbox: queue.Queue[list[Verdict] | BaseException] = queue.Queue()
+        self._collect_errors: list[str] = []
+        self._durations: dict[str, float] = {}
+        self._outcomes: list[Verdict] = []
+        self._collected: list[CollectedCheck] | None = None
+        self._collected_ready = threading.Event()  # set once collection ends, or the session does
+        self._exit: int | None = None
+        self._thread = threading.Thread(target=self._session, name="judge", daemon=True)
+        if self._broken is None:
+            self._thread.start()
+
+    def _session(self) -> None:
+        try:
+            self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
+        finally:
+            self._collected_ready.set()  # a session that never collected must not leave ``collected`` waiting
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        # Verdicts come from the exception objects: formatting tracebacks would only cost time.
+        # (``--tb`` belongs to the terminal reporter, which the judge does not load.)
+        config.option.tbstyle = "no"
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not self._visible_only:
+            return
+        keep, drop = [], []
+        for item in items:
+            configured = self._assignment.check(exercise_of(item), test_name(item)) is not None
+            (keep if configured else drop).append(item)
+        self.deselected = len(drop)
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+            items[:] = keep
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self._collect_errors:
+            self._collected = [CollectedCheck(test_name(item), item.nodeid.rsplit("::", 1)[-1], exercise_of(item))
+                               for item in session.items]
+        self._collected_ready.set()
+
+    def collected(self, timeout: float = 300.0) -> list[CollectedCheck] | None:
+        """The checks a grading runs, one per parameter, in run order; None when they could not be collected.
+
+        A file that cannot be run at all gets these rows too (``scoring.problem_results``), so its
+        card lists the same check ids and points possible as any other card of the assignment.
+        """
+        if self._broken is not None:
+            return None
+        self._collected_ready.wait(timeout)
+        return None if self._collected is None else list(self._collected)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._collect_errors.append(str(report.longrepr)[-500:])
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        warm_up_judge()  # while the caller waits for the worker server, not during the first submission
+        while (context := self._inbox.get()) is not None:
+            try:
+                if self._collect_errors:
+                    raise ChecksBroken(f"the hidden checks could not be collected: {self._collect_errors[0]}")
+                self._outbox.put(self._run_items(session, context))
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, who turns it into an error card
+                self._outbox.put(exc)
+        return True
+
+    def _run_items(self, session: pytest.Session, context: Context) -> list[Verdict]:
+        self.plugin.context, self._durations, self._outcomes = context, {}, []
+        try:
+            items = session.items
+            for i, item in enumerate(items):
+                # The next item is items[0] after the last: session-scoped fixtures stay warm.
+                nextitem = items[i + 1] if i + 1 < len(items) else items[0]
+                item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+            return with_diagnoses(self._outcomes, self.plugin.diagnoser)
+        finally:
+            self.plugin.context = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._durations[report.nodeid] = self._durations.get(report.nodeid, 0.0) + report.duration
+        if report.when == "teardown":
+            self._outcomes.append(verdict_from(report.nodeid, dict(report.user_properties),
+                                           self._durations.pop(report.nodeid)))
+
+    def run(self, context: Context) -> list[Verdict]:
+        """Run every hidden check against ``context``; one Verdict per test."""
+        if self._broken is not None:
+            raise self._broken
+        if not self._thread.is_alive():
+            raise self._dead()
+        self._inbox.put(context)
+        while True:
+            try:
+                result = self._outbox.get(timeout=0.5)
+                break
+            except queue.Empty:
+                if not self._thread.is_alive() and self._outbox.empty():
+                    raise self._dead() from None
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def _dead(self) -> ChecksBroken:
+        detail = self._collect_errors[0] if self._collect_errors else "see the grader's stderr"
+        return ChecksBroken(f"the hidden checks could not run (pytest exit {self._exit}): {detail}")
+
+    def close(self, timeout: float = 30.0) -> None:
+        """End the session: session-scoped fixtures are torn down by pytest itself."""
+        if self._thread.is_alive():
+            self._inbox.put(None)
+            self._thread.join(timeout)
+
+
+def diagnoser_for(assignment: AssignmentConfig) -> Diagnoser | None:
+    """Diagnosis needs the reference and the catalogue: a course judge has both, a student kit neither."""
+    if assignment.reference is None:
+        return None
+    mistakes = load_catalogue(assignment.id)
+    return Diagnoser(assignment.reference, mistakes) if mistakes else None
+
+
+def cuda_available() -> bool:
+    """Asked in the judge only: the worker server must never touch CUDA before forking."""
+    return bool(torch.cuda.is_available())

@@ -1,0 +1,125 @@
+"""A verdict for every check, in the lesson's words: which of the typed sandbox errors ended it, or the
+assertion message written for students; a skip that is not a GPU-only check on a CPU machine fails
+closed (``unjudged_message``). Once a submission's checks have run, the known mistakes their answers
+match are settled across the card (``with_diagnoses``); ``scoring`` then attaches the points."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pytest
+
+from grader import words
+from grader.diagnosis.catalogue import Mistake
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
+from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
+from grader.scorecard import Diagnosis
+from grader.session.tape import TapeMiss
+
+
+MAX_MESSAGE = 1500
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What happened in one hidden check, before points are attached."""
+
+    test: str  # function name, the key in assignments.yaml
+    check_id: str  # function name plus parameters
+    exercise: str
+    status: str
+    message: str
+    duration_s: float
+    diagnosis: Diagnosis | None = None
+    diagnosis_text: str = ""  # the sentence naming it, said once per exercise on the card (``scoring.exercise_diagnoses``)
+    matches: tuple[Mistake, ...] = ()  # catalogued mistakes its answers match, before they are settled per card
+    requests: tuple[tuple[dict, dict], ...] = ()  # what it asked of the student, kept until the card is settled
+
+
+@dataclass(frozen=True)
+class CollectedCheck:
+    """One collected hidden check: a row of every card of the assignment, whatever the file."""
+
+    test: str  # function name, the key in assignments.yaml
+    check_id: str  # function name plus parameters
+    exercise: str
+
+
+NO_CUDA_MESSAGE = "no CUDA device on this machine: GPU-only check not run"
+
+
+UNJUDGED_PREFIX = "this check could not be judged, so it does not count as passed: "
+
+
+def unjudged_message(reason: str) -> str:
+    """A skip's reason as a failure: says that the property could not be judged, and why."""
+    return reason if reason.startswith(UNJUDGED_PREFIX) else UNJUDGED_PREFIX + reason
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return "skipped"
+
+
+def report_verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> dict[str, Any]:
+    if report.skipped:
+        return {"status": "skipped", "message": skip_reason(report)}
+    if report.passed:
+        if props.get("incident"):
+            return {"status": "error", "message": "the worker crashed or timed out during this check"}
+        return {"status": "passed", "message": ""}
+    exc = call.excinfo.value if call.excinfo else None
+    if isinstance(exc, NotAttempted):
+        return {"status": "failed", "message": "not attempted"}
+    if isinstance(exc, StudentTimeout):
+        return {"status": "timeout", "message": clip(exc.student_message())}
+    if isinstance(exc, StudentProblem):
+        return {"status": exc.status, "message": clip(exc.student_message())}
+    if isinstance(exc, AssertionError):
+        return {"status": "failed", "message": clip(str(exc).strip() or "the check failed")}
+    if isinstance(exc, TapeMiss):
+        return {"status": "error", "message": clip(f"the grader could not run this check: {exc}")}
+    # A bug in a check itself, not in the submission: no points, and say so.
+    return {"status": "error", "message": clip(f"internal check error ({type(exc).__name__}: {exc}); please report this")}
+
+
+def clip(text: str, limit: int = MAX_MESSAGE) -> str:
+    """A message cut to what a card keeps."""
+    return words.clip(text, max(limit, 200))
+
+
+def verdict_from(nodeid: str, props: dict[str, Any], duration: float) -> Verdict:
+    check_id = nodeid.rsplit("::", 1)[-1]
+    verdict = props.get("verdict") or {"status": "error", "message": "the check recorded no result"}
+    return Verdict(
+        test=check_id.split("[", 1)[0],
+        check_id=check_id,
+        exercise=str(props.get("exercise", "")),
+        status=str(verdict["status"]),
+        message=str(verdict["message"]),
+        duration_s=round(duration, 6),
+        matches=tuple(verdict.get("matches", ())),
+        requests=tuple(verdict.get("requests", ())),
+    )
+
+
+def with_diagnoses(outcomes: list[Verdict], diagnoser: Diagnoser | None) -> list[Verdict]:
+    """Settle the matched mistakes across the card, then name them on each failed check.
+
+    The sentence is kept beside the message, not appended to it: a mistake that fails 14 checks
+    is explained once, above its exercise's failed checks (``ExerciseDiagnosis``).
+    """
+    if diagnoser is None:
+        return outcomes
+    settled = diagnoser.settle([CheckEvidence(o.exercise, o.status, o.matches, o.requests) for o in outcomes])
+    result = []
+    for outcome, found in zip(outcomes, settled):
+        named = diagnosis(found)
+        if named is None:
+            result.append(replace(outcome, matches=(), requests=()))
+            continue
+        result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1], matches=(), requests=()))
+    return result
