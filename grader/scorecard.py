@@ -27,8 +27,9 @@ STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 
 @dataclass(frozen=True)
-class Mistake:
-    """A catalogued mistake, by id and the short title a student reads."""
+class MistakeName:
+    """A catalogued mistake as a card names it: its id and the short title a student reads (the
+    catalogue's own entry, with its patch, is ``grader.diagnosis.catalogue.Mistake``)."""
 
     id: str
     title: str
@@ -44,11 +45,11 @@ class Diagnosis:
 
     id: str
     title: str
-    also: tuple[Mistake, ...] = ()
+    also: tuple[MistakeName, ...] = ()
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagnosis:
-        return cls(data["id"], data["title"], tuple(Mistake(m["id"], m["title"]) for m in data.get("also", ())))
+        return cls(data["id"], data["title"], tuple(MistakeName(m["id"], m["title"]) for m in data.get("also", ())))
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class ExerciseDiagnosis:
     title: str
     text: str
     checks: tuple[str, ...]
-    also: tuple[Mistake, ...] = ()
+    also: tuple[MistakeName, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -227,7 +228,7 @@ def _check(data: dict[str, Any]) -> CheckResult:
 
 def _exercise_diagnosis(data: dict[str, Any]) -> ExerciseDiagnosis:
     return ExerciseDiagnosis(data["exercise"], data["id"], data["title"], data["text"], tuple(data["checks"]),
-                             tuple(Mistake(m["id"], m["title"]) for m in data.get("also", ())))
+                             tuple(MistakeName(m["id"], m["title"]) for m in data.get("also", ())))
 
 
 def _notebook(data: dict[str, Any] | None) -> NotebookReport | None:

@@ -23,9 +23,65 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "docs" / "contract-clauses.yaml"
 MARKDOWN = ROOT / "docs" / "contract-clauses.md"
-CONTRACT = ROOT.parent / "shared" / "spec" / "CONTRACT.md"  # outside the repository; tests skip without it
+CONTRACT = ROOT / "docs" / "CONTRACT.md"  # the student contract: this project's own copy
+SHARED_CONTRACT = ROOT.parent / "shared" / "spec" / "CONTRACT.md"  # the course's text, where a checkout has it
 WRITE_COMMAND = ".venv/bin/python -m tests.contract_clauses --write"
 KINDS = ("requirement", "freedom")
+
+
+class ContractMissing(FileNotFoundError):
+    """docs/CONTRACT.md is not there: nothing can say what the clauses quote."""
+
+
+def read_contract(path: Path = CONTRACT) -> str:
+    """The student contract's text; a missing file is an error, never a reason to skip."""
+    if not path.is_file():
+        raise ContractMissing(
+            f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} is missing: it is the student "
+            "contract this project owns (the course's text word for word, then its Additions); restore it "
+            "from git, or copy ../shared/spec/CONTRACT.md there and add the Additions section back")
+    return path.read_text(encoding="utf-8")
+
+
+def contract_blocks(text: str) -> list[str]:
+    """A markdown text as its blocks, whitespace collapsed: headings, table rows, list items, paragraphs.
+
+    A copy contains another word for word when the other's blocks occur in it in the same order, so a
+    re-wrapped paragraph is the same text and a table row or section added in between is an addition.
+    """
+    blocks: list[str] = []
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            blocks.append(" ".join(" ".join(current).split()))
+            current.clear()
+
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            flush()
+        elif stripped.startswith(("#", "|")):
+            flush()
+            blocks.append(" ".join(stripped.split()))
+        elif stripped.startswith(("- ", "* ")):
+            flush()
+            current.append(stripped)
+        else:
+            current.append(stripped)
+    flush()
+    return blocks
+
+
+def missing_blocks(shared: str, ours: str) -> list[str]:
+    """The blocks of ``shared`` that ``ours`` does not hold in the same order (empty: contained)."""
+    held, at, missing = contract_blocks(ours), 0, []
+    for block in contract_blocks(shared):
+        try:
+            at = held.index(block, at) + 1
+        except ValueError:
+            missing.append(block)  # not there after the previous block: changed, dropped or moved
+    return missing
 
 
 @dataclass(frozen=True)
@@ -174,7 +230,7 @@ def render(clauses: list[Clause]) -> str:
         "",
         f"<!-- Generated from docs/contract-clauses.yaml; do not edit. Regenerate: {WRITE_COMMAND} -->",
         "",
-        "Every promise of the student contract (`shared/spec/CONTRACT.md`), split into single clauses, with the",
+        "Every promise of the student contract (`docs/CONTRACT.md`), split into single clauses, with the",
         "hidden checks that enforce it and the corpus cases (`tests/corpus/`) that prove those checks work. A",
         "**mutant** breaks exactly that clause: `tests/test_contract_clauses.py` grades it and requires that it",
         "loses points in one of the clause's checks of its own exercise and in no exercise that does not build on",

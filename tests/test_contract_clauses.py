@@ -9,7 +9,8 @@ import pytest
 
 from grader.config import load_config
 from tests.contract_clauses import (
-    CONTRACT, MARKDOWN, WRITE_COMMAND, Clause, builds_on, check_functions, expand_checks, load_clauses, render,
+    CONTRACT, MARKDOWN, ROOT, SHARED_CONTRACT, WRITE_COMMAND, Clause, ContractMissing, builds_on, check_functions,
+    contract_blocks, expand_checks, load_clauses, missing_blocks, read_contract, render,
 )
 from tests.corpus_cases import corpus
 
@@ -101,19 +102,48 @@ def test_every_contract_name_has_its_clauses():
 
 
 def test_the_contract_names_are_the_exercises():
-    if not CONTRACT.is_file():
-        pytest.skip(f"{CONTRACT} is not next to this checkout")
-    rows = re.findall(r"^\| `(\w+)[(`]", CONTRACT.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    rows = re.findall(r"^\| `(\w+)[(`]", read_contract(), flags=re.MULTILINE)
     exercises = [ex.name for a in CONFIG.assignments.values() for ex in a.exercises]
     assert sorted(set(rows)) == sorted(exercises)
 
 
 def test_every_quote_is_from_the_contract():
-    if not CONTRACT.is_file():
-        pytest.skip(f"{CONTRACT} is not next to this checkout")
-    contract = " ".join(CONTRACT.read_text(encoding="utf-8").split())
+    contract = " ".join(read_contract().split())
     misquoted = [c.id for c in CLAUSES if c.text not in contract]
-    assert not misquoted, f"these clauses do not quote CONTRACT.md verbatim: {misquoted}"
+    assert not misquoted, f"these clauses do not quote docs/CONTRACT.md verbatim: {misquoted}"
+
+
+def test_the_contract_is_the_projects_own_and_ends_with_its_additions():
+    assert CONTRACT == ROOT / "docs" / "CONTRACT.md"
+    headings = [b for b in contract_blocks(read_contract()) if b.startswith("## ")]
+    assert headings[-1] == "## Additions", f"docs/CONTRACT.md must end with its Additions section, not {headings[-1]!r}"
+
+
+def test_a_missing_contract_fails_and_says_what_to_do(tmp_path):
+    with pytest.raises(ContractMissing, match="CONTRACT.md is missing: it is the student contract this project owns"):
+        read_contract(tmp_path / "CONTRACT.md")
+
+
+def test_the_shared_contract_is_contained_word_for_word():
+    """The course's text, where this checkout sits beside it, is in docs/CONTRACT.md unchanged and in order
+    (whitespace aside); docs/CONTRACT.md may add table rows, sections and its Additions around it."""
+    ours = read_contract()
+    if not SHARED_CONTRACT.is_file():
+        pytest.skip(f"{SHARED_CONTRACT} is not next to this checkout: nothing to compare docs/CONTRACT.md with")
+    missing = missing_blocks(SHARED_CONTRACT.read_text(encoding="utf-8"), ours)
+    assert not missing, (f"docs/CONTRACT.md changed, dropped or moved {len(missing)} block(s) of "
+                         f"{SHARED_CONTRACT}; the first: {missing[0][:300]!r}")
+
+
+def test_containment_ignores_wrapping_and_allows_additions_only():
+    shared = "# T\n\nA paragraph\nwrapped here.\n\n| a | b |\n|---|---|\n| `f(x)` | one |\n\n- item\n  two\n"
+    assert missing_blocks(shared, shared.replace("paragraph\nwrapped", "paragraph wrapped\n")) == []
+    assert missing_blocks(shared, shared.replace("| `f(x)` | one |", "| `f(x)` | one |\n| `g(x)` | new |")
+                          + "\n## Additions\n\n- more\n") == []
+    assert missing_blocks(shared, shared.replace("one", "two")) == ["| `f(x)` | one |"]
+    assert missing_blocks(shared, shared.replace("- item\n  two\n", "") + "- item two\n") == []
+    moved = "# T\n\n- item two\n\nA paragraph wrapped here.\n\n| a | b |\n|---|---|\n| `f(x)` | one |\n"
+    assert missing_blocks(shared, moved) == ["- item two"]
 
 
 def test_every_clause_is_proven_or_says_why():

@@ -14,7 +14,7 @@ import pytest
 
 from grader.config import load_config
 from grader.diagnosis.catalogue import CatalogueError, load_catalogue, read_mistake
-from grader.diagnosis.diagnose import Diagnoser, diagnosis
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
 from tests.corpus_cases import REFERENCE, corpus, diagnosis_outcome, expected_diagnosis
 
 MUTANTS = corpus("mutants")
@@ -125,3 +125,71 @@ def test_the_message_names_the_mistake_in_the_lessons_words(corpus_cards):
     messages = [d.text for d in card.diagnoses if d.id == "attention_softmax_over_queries"]
     assert messages
     assert re.search(r"softmax taken over the query dimension \(dim=-2\).*use dim=-1", messages[0], re.I | re.S)
+
+
+def _call(fn: str, *args) -> dict:
+    """A request as the proxy records it: a plain call, seeded, no gradient."""
+    return {"op": "call", "fn": fn, "args": list(args), "kwargs": {}, "seed": 0, "vjp": None, "return_args": False}
+
+
+def _raises(exc_type: str, message: str) -> dict:
+    """The child's reply when the student's code raised (grader/sandbox/child.py's describe_exception)."""
+    return {"ok": False, "kind": "exception", "type": exc_type, "message": message}
+
+
+def _split_heads_evidence(bad_reply: dict) -> list:
+    """split_heads that gives head h every H-th channel (catalogued: split_heads_interleaved), and what it
+    does with C % n_heads != 0 (10 channels, 3 heads), where the contract asks for a ValueError."""
+    import torch
+
+    x = torch.randn(2, 3, 12, generator=torch.Generator().manual_seed(1))
+    interleaved = x.reshape(2, 3, 4, 3).permute(0, 3, 1, 2)
+    return [(_call("split_heads", x, 3), {"ok": True, "value": interleaved}),
+            (_call("split_heads", torch.randn(2, 3, 10), 3), bad_reply)]
+
+
+def test_an_exception_is_matched_by_its_type_not_its_wording():
+    """The catalogue's variant words its ValueError its own way; a student's other words still match."""
+    mistakes = load_catalogue("attention")
+    interleaved = next(m for m in mistakes if m.id == "split_heads_interleaved")
+    assert "C must be divisible by n_heads" in interleaved.define  # the wording the student does not use
+    diagnoser = Diagnoser(REFERENCE["attention"], mistakes)
+    evidence = _split_heads_evidence(_raises("ValueError", "cannot split 10 channels into 3 heads of equal width"))
+    found = diagnoser.matching("split_heads", evidence)
+    assert [m.id for m in found] == ["split_heads_interleaved"]
+    # settling across the card reads the passed checks' answers too (the ValueError): the mistake stays named
+    settled = diagnoser.settle([CheckEvidence("split_heads", "failed", tuple(found), tuple(evidence[:1])),
+                                CheckEvidence("split_heads", "passed", (), tuple(evidence[1:]))])
+    assert [[m.id for m in s] for s in settled] == [["split_heads_interleaved"], []]
+    # an assert in place of the ValueError, with a message of the student's own, is the catalogued assert
+    x = evidence[0][0]["args"][0]
+    asserted = [(evidence[0][0], {"ok": True, "value": x.view(2, 3, 3, 4).transpose(1, 2)}),
+                (evidence[1][0], _raises("AssertionError", "heads!"))]
+    assert [m.id for m in diagnoser.matching("split_heads", asserted)] == ["split_heads_assert"]
+
+
+def test_an_exception_of_another_type_is_not_matched():
+    """Same outputs, but a TypeError where the variant raises ValueError: not the catalogued mistake."""
+    diagnoser = Diagnoser(REFERENCE["attention"], load_catalogue("attention"))
+    other_type = _raises("TypeError", "C must be divisible by n_heads")  # even in the catalogue's very words
+    assert diagnoser.matching("split_heads", _split_heads_evidence(other_type)) == []
+
+
+def test_a_runtime_error_is_matched_by_torchs_first_line_with_numbers_as_n():
+    """torch raises RuntimeError for nearly everything, so its words say which operation failed: the
+    first line, every run of digits read as N. A RuntimeError in other words is another failure."""
+    import torch
+
+    q, k = (torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(s)) for s in (2, 3))
+    try:
+        torch.randn(2, 4, 8) @ torch.randn(8, 4, 2)  # what `q @ k.T` does with a batch dim
+    except RuntimeError as exc:
+        torch_words = str(exc)
+    diagnoser = Diagnoser(REFERENCE["attention"], load_catalogue("attention"))
+    request = _call("attention_scores", q, k)
+    other_numbers = re.sub(r"\d+", "7", torch_words) + "\nsecond line: ignored"
+    assert other_numbers.splitlines()[0] != torch_words.splitlines()[0]
+    found = diagnoser.matching("attention_scores", [(request, _raises("RuntimeError", other_numbers))])
+    assert [m.id for m in found] == ["attention_scores_k_T"]
+    other_words = _raises("RuntimeError", "q and k do not fit together")
+    assert diagnoser.matching("attention_scores", [(request, other_words)]) == []

@@ -30,7 +30,7 @@ from grader.export.gradebook import exercise_scores
 from grader.sandbox.client import WorkerServer
 from grader.sandbox.errors import StudentTimeout
 from grader.sandbox.proxy import CallResult
-from grader.scorecard import Diagnosis, Mistake, Scorecard, validate
+from grader.scorecard import Diagnosis, MistakeName, Scorecard, validate
 from tests.conftest import ROOT
 
 REFERENCE = (ROOT / "solutions/attention.py").read_text()
@@ -247,7 +247,7 @@ def test_a_diagnosis_title_is_shown_with_its_failed_check(cards):
     target = next(i for i, c in enumerate(card.checks) if c.status == "failed" and c.visibility == "visible")
     checks = list(card.checks)
     checks[target] = dataclasses.replace(checks[target], diagnosis=Diagnosis(
-        "mask_missing", "The causal mask is never applied", (Mistake("mask_after_softmax", "Mask after the softmax"),)))
+        "mask_missing", "The causal mask is never applied", (MistakeName("mask_after_softmax", "Mask after the softmax"),)))
     page = html.render(dataclasses.replace(card, checks=tuple(checks)))
     assert "The causal mask is never applied" in page and "Mask after the softmax" in page
 

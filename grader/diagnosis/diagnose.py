@@ -10,8 +10,8 @@ the same inputs and the same seeds. A mistake is named only when
   reason the answers show), and
 - the variant gives every one of them: the same values within the dtype's
   tolerance (NaN where NaN, inf where inf), the same dtype, shape and device,
-  the same exception type where the student's code raised, the same inputs
-  written into where the check looked.
+  the same exception where the student's code raised (see ``_raised``), the
+  same inputs written into where the check looked.
 
 Two mistakes that both match are named together; nothing is guessed. A
 request that cannot be replayed (a vector-Jacobian product, a probe with no
@@ -34,8 +34,7 @@ import torch
 from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.sandbox.protocol import DTYPES
-from grader.scorecard import Diagnosis
-from grader.scorecard import Mistake as NamedMistake
+from grader.scorecard import Diagnosis, MistakeName
 
 Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, its reply)
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
@@ -46,15 +45,25 @@ class Answer:
     """What one request gave: an exception kind, or the outputs, which inputs were written into,
     and (for a module) its registered parameters and buffers."""
 
-    raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, torch's message for a RuntimeError)
+    raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, first line): the last two, RuntimeError only
     outputs: tuple[Any, ...] = ()
     modified: tuple[bool, ...] = ()
     structure: tuple[Any, ...] = ()
 
 
 def _raised(type_name: str, message: str) -> Answer:
-    """An exception as evidence: its type, whether it is a device mismatch, and its first line with
-    numbers read as N (two codes that raise alike fail in the same operation with the same words)."""
+    """An exception as evidence: its type, and for a ``RuntimeError`` only, which operation failed.
+
+    Any other type is matched by its type alone: the words of a ``ValueError`` or an ``assert``
+    are the student's own, and the contract asks for a type (``split_heads`` with C % n_heads != 0
+    raises ``ValueError``), not a wording. A ``RuntimeError`` is what torch raises for nearly every
+    failure (matrices that do not multiply, a view that does not fit, devices that differ), so its
+    type alone does not say which mistake made it: it is matched by whether it is a device mismatch
+    and by its message's first line with every run of digits read as N (the sizes change with the
+    inputs; two codes that fail in the same torch operation fail with the same words).
+    """
+    if type_name != "RuntimeError":
+        return Answer(raised=(type_name, False, ""))
     text = re.sub(r"\d+", "N", message.splitlines()[0] if message else "")[:100]
     return Answer(raised=(type_name, any(s in message for s in DEVICE_MISMATCH), text))
 
@@ -141,7 +150,7 @@ def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
 
 
 def same(a: Answer, b: Answer) -> bool:
-    """Whether two answers agree: the same exception kind, or outputs equal within the dtype's tolerance."""
+    """Whether two answers agree: the same exception (``_raised``), or outputs equal within the dtype's tolerance."""
     if a.raised or b.raised:
         return a.raised == b.raised
     return a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs) and all(
@@ -289,8 +298,9 @@ class Diagnoser:
 
     def _gives(self, mistake: Mistake, evidence: Sequence[Evidence]) -> bool:
         """Whether the variant gives every answer. Where the contract asks for an exception (the
-        reference raises) and the student raised another type, the type is the evidence: the text of a
-        student's own ``assert`` or ``raise`` is theirs, not the catalogue's."""
+        reference raises) and the student raised another type, only that type (and whether it is a
+        device mismatch) is compared, even for a ``RuntimeError``: a student's own ``raise
+        RuntimeError(...)`` in place of the ``ValueError`` asked for has words of its own."""
         for message, key, answer in evidence:
             variant = self._answer(mistake, message, key)
             reference = self._answer(None, message, key)
@@ -336,4 +346,4 @@ def diagnosis(found: Sequence[Mistake]) -> tuple[Diagnosis, str] | None:
     listed = "; or ".join(m.title for m in found)
     text = (f"Likely mistake: your results match each of {len(found)} known mistakes equally well, "
             f"so it is one of them: {listed}.")
-    return Diagnosis(first.id, first.title, tuple(NamedMistake(m.id, m.title) for m in others)), text
+    return Diagnosis(first.id, first.title, tuple(MistakeName(m.id, m.title) for m in others)), text
