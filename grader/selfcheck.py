@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from grader.config import AssignmentConfig, Config
+from grader.exits import EXIT_FAILED, EXIT_OK
 from grader.notebook import matters
 from grader.scorecard import CheckResult, NotebookReport, Scorecard
 
-EXIT_ALL_PASSED, EXIT_SOME_FAILED = 0, 1
 MARK = {"passed": "✓", "failed": "✗", "error": "✗", "timeout": "✗", "skipped": "–"}
 NOT_ATTEMPTED = "not attempted"
 
@@ -47,7 +47,7 @@ def exit_code(card: Scorecard) -> int:
     """0 only when every visible check that ran passed (a skipped check did not run: a GPU check
     without CUDA, or a device check the meta device could not decide)."""
     ok = not card.grader_error and all(c.status in ("passed", "skipped") for c in card.checks)
-    return EXIT_ALL_PASSED if ok else EXIT_SOME_FAILED
+    return EXIT_OK if ok else EXIT_FAILED
 
 
 @dataclass(frozen=True)

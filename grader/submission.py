@@ -1,7 +1,7 @@
 """Stage 1: read a submission and learn what we can without running it.
 
 Bytes become source text (for a notebook, its definitions, cell by cell, by
-the rule in ``notebook.py``); the AST
+the rule in ``grader/notebook/``); the AST
 then tells which contract names are defined, which are still the stub, and
 which forbidden calls appear. Nothing here executes student code: forbidden
 calls are found by reading, so a submission cannot hide them by behaving

@@ -1,6 +1,6 @@
 """Real course data in: rosters as LMSs export them, bulk downloads as LMSs write them.
 
-Every fixture here is laid out the way the system writes it (``grader/batch/lms.py``
+Every fixture here is laid out the way the system writes it (``grader/batch/lms_readers.py``
 and ``grader/batch/roster.py`` say where each format was taken from): a Canvas
 "Download Submissions" zip and gradebook export, a Gradescope "Export
 Submissions" zip with its Ruby-flavoured ``submission_metadata.yml`` and its

@@ -253,8 +253,8 @@ KNOWN_ANSWER_SITES = {
     # The warm-up runs one matmul against a transpose and one masked_fill on the meta device before the
     # server forks (their first call imports kernels and torch._dynamo): no exercise's answer (it fills a
     # full mask with 0), but the scan's patterns see them.
-    ("grader/session/warmup.py", "attention_scores"),
-    ("grader/session/warmup.py", "apply_mask"),
+    ("grader/sandbox/warmup.py", "attention_scores"),
+    ("grader/sandbox/warmup.py", "apply_mask"),
 }
 
 

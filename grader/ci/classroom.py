@@ -11,7 +11,7 @@ reads it, which ``tests/test_ci.py`` reproduces:
 * its log counts ``status == "pass"`` tests: ``Total points for grader: passed / tests * max_score``
   and "tests passed: P/N". So only a check that passed is ``pass``: a ``skipped`` one (GPU parity on
   a runner without CUDA) is ``fail`` with "skipped, not graded" in its name and message. Were it
-  ``pass``, an untouched stub would read 4.55/137.5 in the log while Classroom records 0.
+  ``pass``, an untouched stub would read 4.55 points in the log while Classroom records 0.
 
 Size: Linux refuses to start a program whose single environment string exceeds 128 KiB
 (``MAX_ARG_STRLEN``, "Argument list too long"), and the reporter only reads the variable. So the
@@ -29,7 +29,7 @@ import json
 from typing import Any
 
 from grader.ci.commands import inert
-from grader.ci.context import EXIT_FAILED, EXIT_OK
+from grader.exits import EXIT_FAILED, EXIT_OK
 from grader.ci.grading import Graded, Outcome, friendly
 from grader.export.gradebook_csv import format_number
 from grader.words import clip

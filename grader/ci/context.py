@@ -1,5 +1,5 @@
 """Where ``grader ci`` runs and what it was asked: the options, the CI platform read from the
-environment (GitHub Actions, GitLab CI, a plain shell), the exit codes and the notes it prints."""
+environment (GitHub Actions, GitLab CI, a plain shell) and the notes it prints."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 
 from grader.config import DEFAULT_CONFIG
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 KIT_CONFIG = "grader/course/assignments.yaml"  # relative to the repository root: what `grader release` writes
 BUNDLE = ".grader/hidden.bundle"
 KEY_VARIABLE = "GRADER_HIDDEN_KEY"

@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 from grader import deadlines, integrity
 from grader.export import views
 from grader.config import Config, ConfigError, load_config
+from grader.exits import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK
 from grader.scorecard import CheckResult, Integrity, Scorecard
 from grader.ci.context import (
-    BUNDLE, CIError, CIInternalError, EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, Environment, GRADER_ERROR_SHOWN,
+    BUNDLE, CIError, CIInternalError, Environment, GRADER_ERROR_SHOWN,
     HIDDEN_GRADE_TIMEOUT_S, KEY_VARIABLE, NO_BUNDLE_NOTE, NO_KEY_NOTE, NO_UNLOCK_NOTE, Options, Unlock,
     Unlocker, kit_config,
 )

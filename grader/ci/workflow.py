@@ -14,7 +14,7 @@ from grader.export.gradebook_csv import format_number
 from grader.scorecard import CheckResult, Integrity
 from grader.ci.classroom import classroom_result
 from grader.ci.commands import command, printable
-from grader.ci.context import EXIT_OK
+from grader.exits import EXIT_OK
 from grader.ci.grading import Graded, Outcome, friendly
 
 

@@ -52,6 +52,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pytest_jsonreport import serialize
 
 from grader.export import views
@@ -60,7 +61,6 @@ from grader.scorecard import CheckResult, Scorecard
 
 VIEWS = ("student", "instructor")
 OUTCOME = {"passed": "passed", "failed": "failed", "error": "error", "timeout": "error", "skipped": "skipped"}
-EXIT_OK, EXIT_TESTS_FAILED, EXIT_INTERNAL = 0, 1, 3  # pytest.ExitCode.OK, TESTS_FAILED, INTERNAL_ERROR
 # The top-level keys the plugin writes when collectors are omitted and nothing warned, in its order.
 KEYS = ("created", "duration", "exitcode", "root", "environment", "summary", "tests")
 
@@ -123,8 +123,9 @@ def _created(graded_at: str) -> float:
 
 def _exitcode(card: Scorecard) -> int:
     if card.grader_error:
-        return EXIT_INTERNAL
-    return EXIT_TESTS_FAILED if any(c.status not in ("passed", "skipped") for c in card.checks) else EXIT_OK
+        return int(pytest.ExitCode.INTERNAL_ERROR)  # pytest's own codes: the report's exitcode is pytest's
+    failed = any(c.status not in ("passed", "skipped") for c in card.checks)
+    return int(pytest.ExitCode.TESTS_FAILED if failed else pytest.ExitCode.OK)
 
 
 def _summary(tests: list[dict[str, Any]]) -> dict[str, int]:
