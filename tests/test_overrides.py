@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from grader import batch, cli
-from grader.batch import overrides
+from grader.batch import apply_overrides, overrides
 from grader.export.gradebook import row_from_card
 from grader.config import load_config
 from grader.export import html, text
@@ -177,17 +177,17 @@ def test_a_changed_check_is_listed_for_review(course: tuple[Path, Path]) -> None
     assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
     entries = overrides.load(out / overrides.OVERRIDES)
     fps = overrides.check_fingerprints(ASSIGNMENT)
-    new, applied, review = overrides.apply(card(out, "bob"), entries, fps)
+    new, applied, review = apply_overrides.apply(card(out, "bob"), entries, fps)
     assert applied == entries and not review and new.score == 2
     first = ASSIGNMENT.exercises[0]
     repointed = replace(first, checks=tuple(replace(c, points=3) if c.name == "test_output_matches_reference" else c
                                             for c in first.checks))
     changed = overrides.check_fingerprints(replace(ASSIGNMENT, exercises=(repointed, *ASSIGNMENT.exercises[1:])))
-    again, applied, [r] = overrides.apply(new, entries, changed)
+    again, applied, [r] = apply_overrides.apply(new, entries, changed)
     assert not applied and "changed since the override" in r.why
     assert again == card(out, "bob")  # the override taken off: the graded card
     # the folder way, as grade-all and merge do it: the review file lists it
-    _, [r] = overrides.apply_to_folder(out, {"bob": out / "cards" / "bob.json"}, changed)
+    _, [r] = apply_overrides.apply_to_folder(out, {"bob": out / "cards" / "bob.json"}, changed)
     assert "bob" in (out / overrides.REVIEW).read_text()
 
 
@@ -261,8 +261,8 @@ def test_applying_is_pure_and_idempotent(graded: tuple[Path, Path]) -> None:
     entry = overrides.Entry("bob", "attention_scores", CHECK, 1.5, "r", "ta", "2026-01-01T00:00:00Z",
                             bob.submission.sha256, overrides.check_fingerprints(ASSIGNMENT)[
                                 "attention_scores/test_output_matches_reference"])
-    once, applied, review = overrides.apply(bob, [entry], overrides.check_fingerprints(ASSIGNMENT))
-    twice, _, _ = overrides.apply(once, [entry], overrides.check_fingerprints(ASSIGNMENT))
+    once, applied, review = apply_overrides.apply(bob, [entry], overrides.check_fingerprints(ASSIGNMENT))
+    twice, _, _ = apply_overrides.apply(once, [entry], overrides.check_fingerprints(ASSIGNMENT))
     assert once == twice and once.score == bob.score + 1.5 and applied == [entry] and not review
-    assert overrides.graded(once) == bob
-    assert overrides.apply(once, [], None)[0] == bob  # no entry: back to the graded card
+    assert apply_overrides.graded(once) == bob
+    assert apply_overrides.apply(once, [], None)[0] == bob  # no entry: back to the graded card

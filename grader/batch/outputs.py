@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from grader import files
-from grader.batch import cohort, overrides, similarity, summary
+from grader.batch import apply_overrides, cohort, similarity, summary
 from grader.export import gradebook_csv
 from grader.export.gradebook import Row, row_from_card
 from grader.version import __version__
@@ -30,7 +30,7 @@ def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], 
     ``batch.json`` says which assignment, checks and grader made the cards, and each check's
     fingerprint (what an override is pinned to); ``merge`` refuses a folder without one (a shard that did not finish).
     """
-    apply_overrides(layout, rows, check_fingerprints, say)
+    overrides_onto_cards(layout, rows, check_fingerprints, say)
     reapply_late(layout, rows, late or (lambda row: reapply_recorded_late(row, layout)))
     if finished is not None:  # grade_all: changes.csv, from the final rows, before the page that shows it
         finished(rows)
@@ -47,12 +47,12 @@ def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], 
          "check_fingerprints": check_fingerprints}, indent=2) + "\n")
 
 
-def apply_overrides(layout: Layout, rows: list[Row], check_fingerprints: dict[str, str] | None,
+def overrides_onto_cards(layout: Layout, rows: list[Row], check_fingerprints: dict[str, str] | None,
                      say: Callable[[str], None] | None) -> None:
     """``overrides.jsonl`` onto the graded cards (raw cards: before any late penalty on the rows); a changed
     card's row (in ``rows``), record and HTML page follow it. Entries that no longer match are listed for review."""
     graded = {r.student: layout.root / r.card for r in rows if r.status == "graded" and r.card}
-    rewritten, _ = overrides.apply_to_folder(layout.root, graded, check_fingerprints, say)
+    rewritten, _ = apply_overrides.apply_to_folder(layout.root, graded, check_fingerprints, say)
     for i, row in enumerate(rows):
         card = rewritten.get(row.student)
         if card is None:
