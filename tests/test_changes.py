@@ -121,9 +121,9 @@ def test_a_point_change_lists_exactly_whose_score_changed_and_dry_run_writes_not
 # ------------------------------------------------------------------ the comparison alone
 
 
-def graded(student: str, score: float, sha: str, fp: str, checks: dict[str, float] | None = None) -> changes.Graded:
+def graded(student: str, score: float, sha: str, fp: str, checks: dict[str, float] | None = None) -> changes.Standing:
     row = Row(student, "graded", f"{student}.py", sha, score, 10.0, card=f"cards/{student}.json")
-    return changes.Graded(row, f"{sha}:{fp}", checks)
+    return changes.Standing(row, f"{sha}:{fp}", checks)
 
 
 def test_compare_names_the_checks_and_why() -> None:
@@ -135,7 +135,7 @@ def test_compare_names_the_checks_and_why() -> None:
            "b": graded("b", 4, "s9", "f2", {"x::t": 0, "x::v": 4}),
            "c": graded("c", 5, "s7", "f1"),  # file changed, score did not: not listed
            "new": graded("new", 9, "s5", "f1"),  # graded for the first time: nothing to compare
-           "gone": changes.Graded(Row("gone", "missing"), ":f1")}
+           "gone": changes.Standing(Row("gone", "missing"), ":f1")}
     found = changes.compare(old, new)
     assert [(c.student, c.old_score, c.new_score, c.delta, c.reason) for c in found] == [
         ("a", 5, 7, 2, changes.GRADER_CHANGED), ("b", 5, 4, -1, changes.BOTH), ("gone", 5, None, None,

@@ -647,7 +647,7 @@ def test_pytest_json_export_and_batch_report(tmp_path: Path) -> None:
     layout = batch.Layout(tmp_path / "out")
     layout.prepare()
     options = batch.BatchOptions(tmp_path, "attention", layout.root, ROOT / "assignments.yaml", report="pytest-json")
-    entry = intake.Entry("ada", tmp_path / "attention.py", "ada/attention.py", "")
+    entry = intake.Handin("ada", tmp_path / "attention.py", "ada/attention.py", "")
     row = run.result_row("card", ("ada", mixed_card().to_json(), False), entry, "", layout, options)
     report = layout.reports / "ada.report.json"
     assert row.status == "graded" and json.loads(report.read_text())["summary"]["total"] == 7

@@ -317,7 +317,7 @@ def test_batch_writes_a_page_with_each_card_and_keeps_unchanged_ones(cards, tmp_
     layout = batch.Layout(tmp_path / "out")
     layout.prepare()
     options = batch.BatchOptions(tmp_path, "attention", layout.root, ROOT / "assignments.yaml", report="html")
-    entry = intake.Entry("ada", tmp_path / "attention.py", "ada/attention.py", "")
+    entry = intake.Handin("ada", tmp_path / "attention.py", "ada/attention.py", "")
     text = cards["reference"].to_json()
     row = run.result_row("card", ("ada", text, False), entry, "", layout, options)
     page = layout.report("ada")

@@ -40,7 +40,7 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
-def by_student(found: intake.Intake) -> dict[str, intake.Entry]:
+def by_student(found: intake.Intake) -> dict[str, intake.Handin]:
     return {e.student: e for e in found.entries}
 
 

@@ -258,7 +258,7 @@ def test_applying_is_pure_and_idempotent(graded: tuple[Path, Path]) -> None:
     """Applying to an overridden card again gives the same card; an entry for another target leaves others."""
     _, out = graded
     bob = card(out, "bob")
-    entry = overrides.Entry("bob", "attention_scores", CHECK, 1.5, "r", "ta", "2026-01-01T00:00:00Z",
+    entry = overrides.OverrideEntry("bob", "attention_scores", CHECK, 1.5, "r", "ta", "2026-01-01T00:00:00Z",
                             bob.submission.sha256, overrides.check_fingerprints(ASSIGNMENT)[
                                 "attention_scores/test_output_matches_reference"])
     once, applied, review = apply_overrides.apply(bob, [entry], overrides.check_fingerprints(ASSIGNMENT))

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable
 
-from grader.batch.overrides import AUDIT, OVERRIDES, REVIEW, Entry, Review, audit, load, review_csv, review_line
+from grader.batch.overrides import AUDIT, OVERRIDES, REVIEW, OverrideEntry, Review, audit, load, review_csv, review_line
 from grader.scorecard import CheckResult, Override, Scorecard
 
 
@@ -31,16 +31,16 @@ def graded(card: Scorecard) -> Scorecard:
     return replace(card, checks=tuple(checks), score=_round(card.score + delta))
 
 
-def latest(entries: Iterable[Entry]) -> list[Entry]:
+def latest(entries: Iterable[OverrideEntry]) -> list[OverrideEntry]:
     """The last entry for each target, in file order: a newer entry supersedes older ones."""
-    last: dict[str, tuple[int, Entry]] = {}
+    last: dict[str, tuple[int, OverrideEntry]] = {}
     for i, e in enumerate(entries):
         last[e.target] = (i, e)
     return [e for _, e in sorted(last.values(), key=lambda pair: pair[0])]
 
 
-def apply(card: Scorecard, entries: Iterable[Entry], check_fingerprints: dict[str, str] | None
-          ) -> tuple[Scorecard, list[Entry], list[Review]]:
+def apply(card: Scorecard, entries: Iterable[OverrideEntry], check_fingerprints: dict[str, str] | None
+          ) -> tuple[Scorecard, list[OverrideEntry], list[Review]]:
     """``(new_card, applied, needs_review)`` for one student's ``entries`` on their ``card``.
 
     The card is first returned to its graded scores, so this gives the same result however often it
@@ -48,7 +48,7 @@ def apply(card: Scorecard, entries: Iterable[Entry], check_fingerprints: dict[st
     """
     base = graded(card)
     checks = list(base.checks)
-    applied: list[Entry] = []
+    applied: list[OverrideEntry] = []
     reviews: list[Review] = []
     for e in latest(entries):
         idx = [i for i, c in enumerate(checks) if c.exercise == e.exercise and (e.check is None or c.id == e.check)]
@@ -102,10 +102,10 @@ def changed(old: Scorecard, new: Scorecard) -> list[tuple[CheckResult, CheckResu
 # ------------------------------------------------------------------ a course folder
 
 
-def _audit_changes(path: Path, student: str, card: Scorecard, new: Scorecard, applied: list[Entry]) -> None:
+def _audit_changes(path: Path, student: str, card: Scorecard, new: Scorecard, applied: list[OverrideEntry]) -> None:
     """One audit line per entry whose application changed the card (old -> new: its target's total before
     and after), and one per check whose override no longer applies (``removed``)."""
-    moved: dict[Entry, list[float]] = {}
+    moved: dict[OverrideEntry, list[float]] = {}
     for before, after in changed(card, new):
         entry = next((e for e in reversed(applied) if e.exercise == after.exercise
                       and e.check in (None, after.id)), None)
@@ -115,7 +115,7 @@ def _audit_changes(path: Path, student: str, card: Scorecard, new: Scorecard, ap
             total[1] += after.score
         elif before.override is not None:
             o = before.override
-            gone = Entry(student, after.exercise, after.id, o.points, o.reason, o.by, o.at, "", "")
+            gone = OverrideEntry(student, after.exercise, after.id, o.points, o.reason, o.by, o.at, "", "")
             audit(path, "removed", gone, before.score, after.score)
     for entry, (old, now_) in moved.items():
         audit(path, "applied", entry, _round(old), _round(now_))
@@ -129,7 +129,7 @@ def apply_to_folder(root: Path, cards: dict[str, Path], check_fingerprints: dict
     from grader.files import write_atomically
 
     entries = load(root / OVERRIDES)
-    by_student: dict[str, list[Entry]] = {}
+    by_student: dict[str, list[OverrideEntry]] = {}
     for e in entries:
         by_student.setdefault(e.student, []).append(e)
     rewritten: dict[str, Scorecard] = {}

@@ -38,7 +38,7 @@ CHECKS_SHOWN = 5  # on the terminal and the page; changes.csv has every check
 
 
 @dataclass(frozen=True)
-class Graded:
+class Standing:
     """One student's side of the comparison: the row, the record's key, the card's points per check."""
 
     row: Row
@@ -137,7 +137,7 @@ def _score(row: Row) -> float | None:
     return row.score if row.status == "graded" else None
 
 
-def compare(old: Mapping[str, Graded], new: Mapping[str, Graded]) -> list[Change]:
+def compare(old: Mapping[str, Standing], new: Mapping[str, Standing]) -> list[Change]:
     """The students whose score changed between two gradings, by student id.
 
     Only students in both: a first grading changes nobody's score, and a
@@ -180,18 +180,18 @@ def read_card_checks(path: Path) -> dict[str, float] | None:
         return None
 
 
-def snapshot(students: Iterable[str], read_record: Callable[[str], tuple[Row, str] | None]) -> dict[str, Graded]:
+def snapshot(students: Iterable[str], read_record: Callable[[str], tuple[Row, str] | None]) -> dict[str, Standing]:
     """The previous grading of ``students`` from their records (read before they are overwritten)."""
     out = {}
     for student in students:
         found = read_record(student)
         if found is not None:
-            out[student] = Graded(*found)
+            out[student] = Standing(*found)
     return out
 
 
-def with_cards(before: Mapping[str, Graded], wanted: Callable[[str], bool],
-               card: Callable[[str], Path]) -> dict[str, Graded]:
+def with_cards(before: Mapping[str, Standing], wanted: Callable[[str], bool],
+               card: Callable[[str], Path]) -> dict[str, Standing]:
     """``before`` with the points per check of the ``wanted`` students' cards (read before they are rewritten)."""
     return {s: replace(g, checks=read_card_checks(card(s))) if g.row.card and wanted(s) else g
             for s, g in before.items()}

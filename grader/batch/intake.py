@@ -51,7 +51,7 @@ class IntakeError(Exception):
 
 
 @dataclass(frozen=True)
-class Entry:
+class Handin:
     """One student's submission, or why there is none to grade."""
 
     student: str
@@ -67,7 +67,7 @@ class Intake:
     """What a download held: its layout, a row-to-be per student, and what to tell staff once."""
 
     layout: str
-    entries: list[Entry]
+    entries: list[Handin]
     notes: list[str] = field(default_factory=list)  # one line each: unknown files, times not kept, ...
 
     def line(self) -> str:
@@ -75,7 +75,7 @@ class Intake:
         return f"submissions: {lms.LAYOUT_NAMES[self.layout]}, {len(self.entries)} students"
 
 
-def discover(submissions: Path, assignment_file: str, unpack_to: Path) -> list[Entry]:
+def discover(submissions: Path, assignment_file: str, unpack_to: Path) -> list[Handin]:
     """Every student found under ``submissions`` (a folder or a zip), sorted by id."""
     return scan(submissions, assignment_file, unpack_to).entries
 
@@ -101,10 +101,10 @@ def scan(submissions: Path, assignment_file: str, unpack_to: Path, roster: Seque
     return Intake(chosen, entries, [*download.notes, *notes])
 
 
-def _assign(download: lms.Download, roster: Sequence[RosterEntry] | None) -> tuple[list[Entry], list[str]]:
+def _assign(download: lms.Download, roster: Sequence[RosterEntry] | None) -> tuple[list[Handin], list[str]]:
     """Group what was found by roster id: one entry per student, an error where a group has two."""
     groups: dict[str, list[lms.Found]] = defaultdict(list)
-    refused: list[Entry] = []
+    refused: list[Handin] = []
     off_roster: list[str] = []
     for found in download.found:
         matched = lms.match(found, roster) if roster is not None else None
@@ -114,22 +114,22 @@ def _assign(download: lms.Download, roster: Sequence[RosterEntry] | None) -> tup
             groups[found.fallback].append(found)
             off_roster.append(found.fallback)
         else:
-            refused.append(Entry(found.fallback, None, found.file, matched, found.submitted_at, found.late))
+            refused.append(Handin(found.fallback, None, found.file, matched, found.submitted_at, found.late))
     entries = [_entry(student, items) for student, items in groups.items()]
     taken = {e.student for e in entries}
     entries += [e for e in refused if e.student not in taken]
-    entries += [Entry(e.student, None, e.file, f"{e.problem} (and another submission is filed under this id)")
+    entries += [Handin(e.student, None, e.file, f"{e.problem} (and another submission is filed under this id)")
                 for e in refused if e.student in taken]
     notes = [f"not on the roster, graded under their own names: {_listed(sorted(set(off_roster)))}"] if off_roster else []
     return sorted(entries, key=lambda e: e.student), notes
 
 
-def _entry(student: str, items: list[lms.Found]) -> Entry:
+def _entry(student: str, items: list[lms.Found]) -> Handin:
     if len(items) == 1:
         one = items[0]
-        return Entry(student, one.path, one.file, one.problem, one.submitted_at, one.late)
+        return Handin(student, one.path, one.file, one.problem, one.submitted_at, one.late)
     shown = ", ".join(f.file for f in items)
-    return Entry(student, None, shown, f"more than one submission for this student: {shown}; keep one and grade again")
+    return Handin(student, None, shown, f"more than one submission for this student: {shown}; keep one and grade again")
 
 
 def _listed(names: Sequence[str]) -> str:

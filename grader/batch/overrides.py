@@ -75,7 +75,7 @@ class OverridesError(ValueError):
 
 
 @dataclass(frozen=True)
-class Entry:
+class OverrideEntry:
     student: str
     exercise: str
     check: str | None
@@ -104,7 +104,7 @@ class Entry:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Entry:
+    def from_dict(cls, data: dict[str, Any]) -> OverrideEntry:
         return cls(data["student"], data["exercise"], data.get("check"), float(data["points"]), data["reason"],
                    data["by"], data["at"], data["sha256"], data["fingerprint"])
 
@@ -113,7 +113,7 @@ class Entry:
 class Review:
     """An entry not applied, and why."""
 
-    entry: Entry
+    entry: OverrideEntry
     why: str
 
 
@@ -157,7 +157,7 @@ def check_fingerprints(assignment: Any) -> dict[str, str]:
 # ------------------------------------------------------------------ the file
 
 
-def parse_line(text: str, where: str) -> Entry:
+def parse_line(text: str, where: str) -> OverrideEntry:
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -166,7 +166,7 @@ def parse_line(text: str, where: str) -> Entry:
         _validate_entry(data)
     except fastjsonschema.JsonSchemaValueException as exc:
         raise OverridesError(f"{where}: {_say(exc)}") from None
-    return Entry.from_dict(data)
+    return OverrideEntry.from_dict(data)
 
 
 def _say(exc: fastjsonschema.JsonSchemaValueException) -> str:
@@ -176,7 +176,7 @@ def _say(exc: fastjsonschema.JsonSchemaValueException) -> str:
     return exc.message.replace("data.", "").replace("data ", "the entry ")
 
 
-def load(path: Path) -> list[Entry]:
+def load(path: Path) -> list[OverrideEntry]:
     """The entries of ``path`` in order ([] when there is no file); raises OverridesError naming the line."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -191,13 +191,13 @@ def load(path: Path) -> list[Entry]:
     return entries
 
 
-def append(path: Path, entry: Entry) -> None:
+def append(path: Path, entry: OverrideEntry) -> None:
     """One line more (the file is append-only: history is the audit)."""
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry.to_dict(), sort_keys=False) + "\n")
 
 
-def audit(path: Path, event: str, entry: Entry, old: float | None, new: float | None, **extra: Any) -> None:
+def audit(path: Path, event: str, entry: OverrideEntry, old: float | None, new: float | None, **extra: Any) -> None:
     record = {"event": event, "logged_at": now(), "student": entry.student, "target": entry.target,
               "by": entry.by, "at": entry.at, "reason": entry.reason, "old": old, "new": new, **extra}
     with path.open("a", encoding="utf-8") as fh:
@@ -226,7 +226,7 @@ def review_line(r: Review) -> str:
 
 
 def add(course: Path, student: str, exercise: str | None, check: str | None, points: float, reason: str,
-        by: str) -> tuple[Entry, float]:
+        by: str) -> tuple[OverrideEntry, float]:
     """Check an override against the student's card and the folder's check fingerprints, append it to
     ``overrides.jsonl`` and log it to the audit. Returns ``(entry, old score of its target)``.
     Raises OverridesError (one line) for anything that would make a bad entry."""
@@ -276,7 +276,7 @@ def add(course: Path, student: str, exercise: str | None, check: str | None, poi
     fingerprint = fingerprints.get(fingerprint_key(exercise, check))
     if not fingerprint:
         raise OverridesError(f"{course / 'batch.json'} has no fingerprint for {what}: grade-all again first")
-    entry = parse_line(json.dumps(Entry(student, exercise, check, float(points), reason.strip(), by.strip(), now(),
+    entry = parse_line(json.dumps(OverrideEntry(student, exercise, check, float(points), reason.strip(), by.strip(), now(),
                                         card.submission.sha256, fingerprint).to_dict()), "the new override")
     load(course / OVERRIDES)  # never append to a file that is already broken
     old = round(sum(c.score for c in hits), 6)

@@ -114,7 +114,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         layout.prepare()
         layout.manifest.unlink(missing_ok=True)  # written again only when this run completes: merge's "finished"
         rows: dict[str, Row] = {}
-        todo: list[tuple[intake.Entry, str]] = []
+        todo: list[tuple[intake.Handin, str]] = []
         plan = planned(entries, options)
         # The similarity report's token streams, read now: a zip's files are gone when the views are written.
         cohort.keep_sources(options.out, {e.student: e.path for e in plan if e.path is not None}, assignment.stub)
@@ -155,7 +155,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     return BatchResult(counts, ordered, stopped, changed, bool(before))
 
 
-def _changes(before: dict[str, changes.Graded], rows: list[Row], shas: dict[str, str], fp: str,
+def _changes(before: dict[str, changes.Standing], rows: list[Row], shas: dict[str, str], fp: str,
              layout: Layout) -> list[changes.Change]:
     """Whose score this run changed: the previous records and cards against this run's final rows and cards
     (a student not re-graded keeps the key of their record: only an override or the late policy moved them)."""
@@ -164,7 +164,7 @@ def _changes(before: dict[str, changes.Graded], rows: list[Row], shas: dict[str,
         if row.student in before:
             key = record_key(shas[row.student], fp) if row.student in shas else before[row.student].key
             checks = changes.read_card_checks(layout.root / row.card) if row.card else None
-            after[row.student] = changes.Graded(row, key, checks)
+            after[row.student] = changes.Standing(row, key, checks)
     return changes.compare(before, after)
 
 
@@ -181,7 +181,7 @@ def _dry_run(options: BatchOptions, assignment: AssignmentConfig, progress: Prog
         return grade_all(replace(options, out=out, dry_run=False, report=None), assignment, progress)
 
 
-def _row_without_grading(entry: intake.Entry, layout: Layout, fp: str, force: bool) -> tuple[Row | None, str]:
+def _row_without_grading(entry: intake.Handin, layout: Layout, fp: str, force: bool) -> tuple[Row | None, str]:
     """``(row, sha256)``: the row of a student who needs no grading now (missing, an input
     error, unchanged), or ``(None, sha256)`` for one to grade."""
     if entry.path is None:
@@ -199,7 +199,7 @@ def _row_without_grading(entry: intake.Entry, layout: Layout, fp: str, force: bo
     return None, sha
 
 
-def stamped(row: Row, entry: intake.Entry) -> Row:
+def stamped(row: Row, entry: intake.Handin) -> Row:
     """``row`` with the LMS's submission time and late flag for ``entry`` (plain data, kept in the record;
     an unchanged file resubmitted later keeps its card and gets the new time)."""
     return replace(row, submitted_at=entry.submitted_at, late=entry.late)
@@ -220,18 +220,18 @@ def _tell(options: BatchOptions, found: intake.Intake) -> None:
         options.say(line)
 
 
-def planned(entries: list[intake.Entry], options: BatchOptions) -> list[intake.Entry]:
+def planned(entries: list[intake.Handin], options: BatchOptions) -> list[intake.Handin]:
     """This run's students: the shard's slice of the submissions, plus roster students with nothing."""
     plan = list(entries)
     if options.roster is not None:
         submitted = {e.student for e in entries}
-        plan += [intake.Entry(r.student, None, "", MISSING) for r in options.roster if r.student not in submitted]
+        plan += [intake.Handin(r.student, None, "", MISSING) for r in options.roster if r.student not in submitted]
     if options.shard is not None:
         plan = [e for e in plan if intake.in_shard(e.student, options.shard)]
     return sorted(plan, key=lambda e: e.student)
 
 
-def _run(todo: list[tuple[intake.Entry, str]], options: BatchOptions, assignment: AssignmentConfig,
+def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignment: AssignmentConfig,
          layout: Layout, fp: str, rows: dict[str, Row], counts: Counts, progress: Progress) -> bool:
     """Grade ``todo`` on the pool; returns True when a signal stopped the batch early."""
     if not todo:
@@ -269,7 +269,7 @@ def _run(todo: list[tuple[intake.Entry, str]], options: BatchOptions, assignment
     return bool(stop)
 
 
-def result_row(kind: str, payload: Any, entry: intake.Entry, sha: str, layout: Layout,
+def result_row(kind: str, payload: Any, entry: intake.Handin, sha: str, layout: Layout,
                 options: BatchOptions | None = None) -> Row:
     """Write what a grader process sent (the card first, so a record never points at a missing card; then the
     student's page, with ``--report html``) and make its row."""
