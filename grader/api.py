@@ -99,7 +99,8 @@ class Grader:
         self.strict = strict
         self.cuda = session.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
-        self._judge = session.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference)
+        self._judge = session.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference,
+                                    collected_for=assignment)
         self._reference: ModuleType | None = None  # the figures' own copy, loaded at the first grade that draws
 
     def grade(self, path: Path, student: str | None = None, *, seed: int | None = None) -> Scorecard:

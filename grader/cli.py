@@ -174,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the course's own, when it has the cards' assignment)")
     e.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP + "; html writes one page per card into the "
                    "--out folder, named after the card")
+
+    n = sub.add_parser("new-exercise", help="course staff: write every placeholder of a new exercise, modelled on "
+                                            "an existing one (docs/adding-an-exercise.md)")
+    n.add_argument("name", help="the new function's (or class's) name, a Python identifier")
+    n.add_argument("--assignment", required=True)
+    n.add_argument("--like", required=True, help="the existing exercise whose signature and shared checks it copies")
     return parser
 
 
@@ -217,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     commands = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, "release": cmd_release,
                 "keygen": cmd_keygen, "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export,
-                "override": cmd_override, "ci": cmd_ci}
+                "override": cmd_override, "ci": cmd_ci, "new-exercise": cmd_new_exercise}
     return commands[args.command](args)
 
 
@@ -571,6 +577,12 @@ def cmd_ci(args: argparse.Namespace) -> int:
         return _fail(f"internal error: {ci.inert(str(exc))}", EXIT_INTERNAL)
     except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
         return _fail(f"internal error: {type(exc).__name__}: {ci.inert(str(exc))}", EXIT_INTERNAL)
+
+
+def cmd_new_exercise(args: argparse.Namespace) -> int:
+    from grader.authoring import new_exercise
+
+    return new_exercise.command(args.name, args.assignment, args.like)
 
 
 def _fail(message: str, code: int = EXIT_CANNOT_GRADE) -> int:

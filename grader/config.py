@@ -39,6 +39,10 @@ class CheckConfig:
     visibility: str
     requires_cuda: bool = False
     gate: bool = False  # the exercise's other checks are credited only once this one passed (scoring.credit_gated)
+    # An output check compares the exercise's outputs (or their gradients) with the correct values, so any wrong
+    # value fails it; every other check is a property check, owed a failure only where its property breaks
+    # (tests/blame.py draws that line from this flag).
+    output: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,20 @@ class ExerciseConfig:
     name: str
     checks: tuple[CheckConfig, ...]
     forbidden_calls: frozenset[str] = frozenset()
+    # What the checks shared by several exercises need to know of this one (grader/checks/<pkg>/test_common.py,
+    # test_work.py); docs/adding-an-exercise.md says which check reads which.
+    purpose: str = ""  # what the function gives, in the lesson's words: the gate's message when it looks like a placeholder
+    returns: tuple[str, ...] = ("output",)  # the names of what it returns, in order (a tuple of two: two names)
+    gradient_inputs: tuple[int, ...] = ()  # the positional arguments the shared gradient check differentiates
+    gradient_where: str = "anywhere"  # ``positive``: the gradients are compared only where the input is > 0
+
+    def check(self, name: str) -> CheckConfig | None:
+        return next((c for c in self.checks if c.name == name), None)
+
+    @property
+    def output_checks(self) -> frozenset[str]:
+        """The names of the checks marked ``output: true``."""
+        return frozenset(c.name for c in self.checks if c.output)
 
 
 @dataclass(frozen=True)
@@ -85,6 +103,14 @@ class AssignmentConfig:
 
     def exercise(self, name: str) -> ExerciseConfig | None:
         return next((ex for ex in self.exercises if ex.name == name), None)
+
+    def exercises_with(self, check: str) -> tuple[ExerciseConfig, ...]:
+        """The exercises that configure ``check``, in config order: who a shared check is parametrised by."""
+        return tuple(ex for ex in self.exercises if ex.check(check) is not None)
+
+    def without_cuda_points(self) -> float:
+        """The total on a machine without CUDA (``gpu_points_without_cuda: drop``): max_points less GPU-only checks."""
+        return sum(c.points for ex in self.exercises for c in ex.checks if not c.requires_cuda)
 
     @property
     def checks_dir(self) -> Path:
@@ -199,7 +225,13 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
                     f"{path}: assignments.{aid}.exercises.{ename}: at most one gate check, and one every machine "
                     f"can run (found {', '.join(c.name for c in gates)})"
                 )
-            exercises.append(ExerciseConfig(ename, checks, frozenset(e.get("forbidden_calls") or ())))
+            exercises.append(ExerciseConfig(
+                ename, checks, frozenset(e.get("forbidden_calls") or ()),
+                purpose=e.get("purpose", ""),
+                returns=tuple(e.get("returns") or ("output",)),
+                gradient_inputs=tuple(e.get("gradient_inputs") or ()),
+                gradient_where=e.get("gradient_where", "anywhere"),
+            ))
         out[aid] = AssignmentConfig(
             id=aid,
             title=a.get("title", aid),
@@ -226,7 +258,7 @@ def _build(path: Path, raw: dict[str, Any]) -> Config:
 def _check(name: str, spec: Any, visibility: str) -> CheckConfig:
     if isinstance(spec, dict):
         return CheckConfig(name, float(spec["points"]), spec.get("visibility", visibility), bool(spec.get("requires_cuda")),
-                           bool(spec.get("gate")))
+                           bool(spec.get("gate")), bool(spec.get("output")))
     return CheckConfig(name, float(spec), visibility)
 
 

@@ -21,52 +21,26 @@ A mutant of exercise E (its ``# exercise:`` header) may fail, without blame:
 
 (a) the **output checks** of E: the checks that compare E's outputs (or their
     gradients) with the correct values, so that *any* wrong value makes them fail.
-    They are listed per exercise in ``OUTPUT_CHECKS`` below, by check function name
-    (the id without its ``[...]`` parameters). Every other check is a **property
-    check**: named for one property (causality, normalisation, scaling, the flags,
-    stability, dropout, device, dtype, in-place, structure, the error raised, the
-    source) and owed a failure only by a submission that breaks that property. The
-    line drawn, exercise by exercise:
+    They are marked ``output: true`` in assignments.yaml, check by check (``is_output_check``
+    reads the loaded config; the id without its ``[...]`` parameters names the check). Every
+    other check is a **property check**: named for one property (causality, normalisation,
+    scaling, the flags, stability, dropout, device, dtype, in-place, structure, the error
+    raised, the source) and owed a failure only by a submission that breaks that property.
+    The line drawn:
 
-    - every function of ``attention``: ``test_output_matches_reference``,
+    - the shared checks of ``attention``: ``test_output_matches_reference``,
       ``test_low_precision_inputs_work`` (the same comparison in float16/bfloat16),
       ``test_gradients_match_reference``, ``test_accepts_non_contiguous_inputs`` are
       output checks; ``test_inputs_are_not_modified`` (in-place),
       ``test_stays_on_the_inputs_device`` and ``test_cuda_matches_cpu`` (device) are
       property checks.
-    - the exercise-specific checks that compare the *whole* output with the correct
-      values on an input of their choosing are output checks, whatever their name
-      says: ``attention_scores::test_scores_are_raw_dot_products``,
-      ``scale_scores::test_scale_divides_by_sqrt_head_size``,
-      ``causal_mask::test_mask_is_bool_lower_triangular_with_diagonal`` (the mask *is*
-      its values; its dtype is part of them), ``apply_mask::test_masked_positions_become_minus_inf``,
-      ``softmax::test_matches_reference_on_random_shapes``,
-      ``mix_values::test_mix_is_weighted_sum_of_values``,
-      ``attention::test_matches_torch_scaled_dot_product_attention``,
-      ``attention::test_worked_example_fluffy_blue_cat``, ``attention::test_zero_scores_give_mean_of_past``
-      (the lesson's worked examples: exact values on small inputs),
-      ``bag_of_past::test_row_t_is_mean_of_first_t_plus_1``,
-      ``split_heads::test_head_h_holds_channels_of_its_slice``,
-      ``merge_heads::test_merge_inverts_split``, ``merge_heads::test_split_then_merge_round_trips_on_random_shapes``,
-      ``multi_head_attention::test_matches_torch_scaled_dot_product_attention``,
-      ``attention_entropy::test_uniform_rows_give_log_n``, ``attention_entropy::test_one_hot_rows_give_zero``
-      (exact values on the two extremes).
-    - property checks, though several compare values today (that is the blame issue 11
-      removes): ``causal_mask::test_mask_is_built_on_the_requested_device`` (device);
-      ``softmax::test_rows_sum_to_one`` (normalisation), ``test_softmax_uses_the_dim_argument``
-      (the dim), ``test_stable_for_large_scores`` (stability), ``test_minus_inf_gets_exactly_zero``
-      (exact zeros), ``test_softmax_written_by_hand`` (the source);
-      ``attention::test_weights_rows_sum_to_one`` (normalisation), ``test_weights_lower_triangular``,
-      ``test_future_tokens_do_not_change_past_outputs``, ``test_huge_future_scores_get_no_weight``
-      (causality: masking before the softmax), ``test_scale_false_does_not_divide``,
-      ``test_unscaled_weights_saturate`` (the scale flag), ``test_causal_false_uses_no_mask``,
-      ``test_causal_false_is_permutation_equivariant`` (the causal flag);
-      ``split_heads::test_split_rejects_indivisible_channels`` (the error);
-      ``multi_head_attention::test_returns_out_and_per_head_weights`` (the returned structure),
-      ``test_scores_scaled_by_sqrt_head_size`` (scaling), ``test_future_tokens_do_not_change_past_outputs``,
-      ``test_causal_false_is_permutation_equivariant`` (causality, the causal flag);
-      ``attention_entropy::test_entropy_finite_on_masked_zeros`` (0 · log 0 = 0),
-      ``test_entropy_falls_when_unscaled_weights_saturate`` (a relation, not values).
+    - an exercise's own check that compares the *whole* output with the correct values
+      on an input of its choosing is an output check, whatever its name says (the mask
+      *is* its values; the lesson's worked examples are exact values on small inputs;
+      the extremes of an entropy are exact values).
+    - a check that compares values only to judge one property (rows summing to one, the
+      dim, stability, exact zeros, causality, the flags, the returned structure, a
+      relation such as "entropy falls") is a property check.
     - both modules of ``attention-modules``: ``test_output_matches_reference_for_any_length``
       is the one output check. ``test_follows_module_dtype`` (dtype) and
       ``test_gradients_flow_to_the_input`` (differentiability) are property checks, named
@@ -131,32 +105,6 @@ if TYPE_CHECKING:
 
 PASSING = ("passed", "skipped")
 
-# (a) exercise -> the check functions (ids without "[...]") that compare its outputs with the correct values.
-_COMMON = ("test_output_matches_reference", "test_low_precision_inputs_work",
-           "test_gradients_match_reference", "test_accepts_non_contiguous_inputs")
-OUTPUT_CHECKS: dict[str, dict[str, frozenset[str]]] = {
-    "attention": {
-        "attention_scores": frozenset({*_COMMON, "test_scores_are_raw_dot_products"}),
-        "scale_scores": frozenset({*_COMMON, "test_scale_divides_by_sqrt_head_size"}),
-        "causal_mask": frozenset({"test_output_matches_reference", "test_mask_is_bool_lower_triangular_with_diagonal"}),
-        "apply_mask": frozenset({*_COMMON, "test_masked_positions_become_minus_inf"}),
-        "softmax": frozenset({*_COMMON, "test_matches_reference_on_random_shapes"}),
-        "mix_values": frozenset({*_COMMON, "test_mix_is_weighted_sum_of_values"}),
-        "attention": frozenset({*_COMMON, "test_matches_torch_scaled_dot_product_attention",
-                                "test_worked_example_fluffy_blue_cat", "test_zero_scores_give_mean_of_past"}),
-        "bag_of_past": frozenset({*_COMMON, "test_row_t_is_mean_of_first_t_plus_1"}),
-        "split_heads": frozenset({*_COMMON, "test_head_h_holds_channels_of_its_slice"}),
-        "merge_heads": frozenset({*_COMMON, "test_merge_inverts_split",
-                                  "test_split_then_merge_round_trips_on_random_shapes"}),
-        "multi_head_attention": frozenset({*_COMMON, "test_matches_torch_scaled_dot_product_attention"}),
-        "attention_entropy": frozenset({*_COMMON, "test_uniform_rows_give_log_n", "test_one_hot_rows_give_zero"}),
-    },
-    "attention-modules": {
-        "SelfAttentionHead": frozenset({"test_output_matches_reference_for_any_length"}),
-        "MultiHeadAttention": frozenset({"test_output_matches_reference_for_any_length"}),
-    },
-}
-
 _MAY_FAIL = re.compile(r"#\s*(?:may_fail|MAY-FAIL):\s*(.*)$")
 
 
@@ -209,8 +157,16 @@ def callers(assignment: str, exercise: str) -> frozenset[str]:
     return frozenset(user for user, deps in graph.items() if exercise in deps)
 
 
+@lru_cache(maxsize=None)
+def output_checks(assignment: str) -> dict[str, frozenset[str]]:
+    """(a): exercise -> the names of its checks marked ``output: true`` in assignments.yaml."""
+    from grader.config import load_config
+
+    return {ex.name: ex.output_checks for ex in load_config().assignment(assignment).exercises}
+
+
 def is_output_check(assignment: str, check: "CheckResult") -> bool:
-    return check.id.split("[", 1)[0] in OUTPUT_CHECKS[assignment].get(check.exercise, frozenset())
+    return check.id.split("[", 1)[0] in output_checks(assignment).get(check.exercise, frozenset())
 
 
 def allowed(case: "CorpusCase", card: "Scorecard") -> set[str]:

@@ -7,6 +7,7 @@ Most tests build their cards and rows by hand (no grading); one runs
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import json
 import re
@@ -24,6 +25,7 @@ import pytest
 
 from grader import batch
 from grader.batch import cohort, similarity, summary
+from grader.config import load_config
 from grader.export.gradebook import Row, row_from_card
 from grader.scorecard import CheckResult, Diagnosis, Scorecard, SubmissionInfo
 from tests.conftest import ROOT
@@ -306,16 +308,29 @@ RENAMES = {"scores": "logits", "weights": "probs", "row_max": "biggest", "counts
 
 
 def all_alternatives() -> str:
-    """The reference with every function swapped for a corpus alternative: correct, and written differently."""
-    picks = ["apply_mask_where", "attention_entropy_xlogy", "attention_inline_no_helpers", "attention_scores_einsum",
-             "bag_of_past_tril_matmul", "causal_mask_arange_compare", "merge_heads_permute_flatten",
-             "mix_values_einsum", "multi_head_attention_loop_over_heads", "scale_scores_multiply_rsqrt",
-             "softmax_logsumexp", "split_heads_unflatten_movedim"]
-    cases = {c.path.stem: c for c in corpus("alternatives")}
+    """The reference with every function swapped for a corpus alternative: correct, and written differently.
+
+    Per exercise of assignments.yaml, of the alternatives that define its function and nothing else, the one
+    least like the reference's function (difflib's ratio); an exercise with none keeps no function here."""
+    reference = {n.name: ast.get_source_segment(REFERENCE, n) for n in ast.parse(REFERENCE).body
+                 if isinstance(n, ast.FunctionDef)}
+    candidates: dict[str, list[tuple[float, str, str]]] = {}
+    for case in corpus("alternatives"):
+        if case.assignment != "attention":
+            continue
+        text = case.path.read_text()
+        functions = [n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+        if len(functions) == 1 and functions[0].name in reference:
+            own = ast.get_source_segment(text, functions[0])
+            ratio = difflib.SequenceMatcher(None, reference[functions[0].name], own).ratio()
+            candidates.setdefault(functions[0].name, []).append((ratio, case.path.stem, text))
     parts = ["import math\nimport torch\n"]
-    for pick in picks:
-        tree = ast.parse(cases[pick].path.read_text())
-        parts += [ast.get_source_segment(cases[pick].path.read_text(), node) for node in tree.body
+    for ex in load_config().assignment("attention").exercises:
+        if ex.name not in candidates:
+            continue
+        _, _, text = min(candidates[ex.name])
+        tree = ast.parse(text)
+        parts += [ast.get_source_segment(text, node) for node in tree.body
                   if not isinstance(node, (ast.Import, ast.ImportFrom))]
     return "\n\n".join(parts) + "\n"
 

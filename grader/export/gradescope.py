@@ -9,7 +9,7 @@ Mapping, and why:
 
 * Top-level ``score`` is the card's score: Gradescope takes it over the sum of
   the tests. Gradescope has no top-level maximum - the assignment's points are
-  set in Gradescope (137.5 for ``attention`` without CUDA).
+  set in Gradescope (the card's ``max_score``; README, Gradescope, says it per assignment).
 * One test per check, in card order. ``name`` = ``"<exercise>: <check id>"``;
   ``number`` = ``"E.C"`` - E the exercise's position among the card's
   exercises, C the check's position within its exercise, both from 1 - so the

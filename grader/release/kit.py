@@ -18,13 +18,13 @@ from typing import Any, Iterable, Sequence
 
 import yaml
 
-from grader.config import CHECKS_ROOT, COURSE_ROOT, AssignmentConfig, Config
+from grader.config import CHECKS_ROOT, COURSE_ROOT, AssignmentConfig, Config, ExerciseConfig
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 KIT_PACKAGE_DATA = ["schema/*.json", "checks/pytest.ini", "course/*.yaml", "course/expected/*.json",
                     "export/templates/*.j2"]  # the HTML report: `grader ci` writes one for the student
 EXTRA_KIT_DEPENDENCIES = ["matplotlib>=3.7"]  # the notebooks' "break it" pictures
-INSTRUCTOR_ONLY = ("release",)  # sub-packages a student kit leaves out
+INSTRUCTOR_ONLY = ("release", "authoring")  # sub-packages a student kit leaves out
 INSTRUCTOR_ONLY_DEPENDENCIES = ("copydetect",)  # grade-all's similarity report: never run from a kit
 
 
@@ -143,14 +143,28 @@ def kit_config(config: Config, hidden: dict[str, int]) -> bytes:
             entry.pop(key, None)
         entry["expected"] = f"expected/{aid}.json"
         entry["hidden_checks"] = hidden[aid]
-        entry["exercises"] = {
-            ex.name: {**({"forbidden_calls": sorted(ex.forbidden_calls)} if ex.forbidden_calls else {}),
-                      "checks": {c.name: _check_entry(c) for c in ex.checks}}
-            for ex in visible.exercises
-        }
+        entry["exercises"] = {ex.name: _exercise_entry(ex) for ex in visible.exercises}
         out["assignments"][aid] = entry
     header = "# The student kit's configuration, written by `grader release`: visible checks only.\n"
     return (header + yaml.safe_dump(out, sort_keys=False, allow_unicode=True, width=100)).encode()
+
+
+def _exercise_entry(ex: ExerciseConfig) -> dict[str, Any]:
+    """An exercise as the kit's config states it: what its shared checks read of it (purpose, returns, gradient
+    inputs: grader/checks/<pkg>/test_common.py and test_work.py), its forbidden calls, its visible checks."""
+    entry: dict[str, Any] = {}
+    if ex.purpose:
+        entry["purpose"] = ex.purpose
+    if ex.returns != ("output",):
+        entry["returns"] = list(ex.returns)
+    if ex.gradient_inputs:
+        entry["gradient_inputs"] = list(ex.gradient_inputs)
+    if ex.gradient_where != "anywhere":
+        entry["gradient_where"] = ex.gradient_where
+    if ex.forbidden_calls:
+        entry["forbidden_calls"] = sorted(ex.forbidden_calls)
+    entry["checks"] = {c.name: _check_entry(c) for c in ex.checks}
+    return entry
 
 
 def _check_entry(check: Any) -> Any:
@@ -159,6 +173,8 @@ def _check_entry(check: Any) -> Any:
     flags = {"requires_cuda": True} if check.requires_cuda else {}
     if check.gate:
         flags["gate"] = True
+    if check.output:
+        flags["output"] = True
     return {"points": check.points, **flags} if flags else check.points
 
 

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
+from grader.checks.plan import ASSIGNMENT
 from grader.config import AssignmentConfig
 from grader.diagnosis.catalogue import Mistake
 from grader.diagnosis.diagnose import Diagnoser
@@ -69,9 +70,13 @@ class GraderPlugin:
     """
 
     def __init__(self, reference: ReferenceFor, assignment: AssignmentConfig, cuda: bool,
-                 diagnoser: Diagnoser | None = None) -> None:
+                 diagnoser: Diagnoser | None = None, collected_for: AssignmentConfig | None = None) -> None:
+        """``collected_for``: the assignment whose exercises the shared checks are parametrised by
+        (``grader.checks.plan``): the whole of it, hidden checks included, where ``assignment`` is only
+        its visible part; ``assignment`` when not given."""
         self._reference = reference
         self._assignment = assignment
+        self._collected_for = collected_for or assignment
         self._cuda = cuda
         self.diagnoser = diagnoser
         self.context: Context | None = None
@@ -80,6 +85,9 @@ class GraderPlugin:
         if self.context is None:
             raise ChecksBroken("a check ran with no submission to judge")
         return self.context
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[ASSIGNMENT] = self._collected_for  # read at collection by grader.checks.plan
 
     @pytest.fixture
     def student(self) -> StudentProxy:

@@ -7,10 +7,13 @@ judge process only, never where student code runs.
 
 from __future__ import annotations
 
+import importlib.machinery
 import queue
+import sys
 import threading
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import torch
@@ -47,6 +50,41 @@ def quiet_hypothesis() -> None:
     set_hypothesis_home_dir(HYPOTHESIS_HOME)
 
 
+class PlainImports:
+    """Check modules (and their conftests) imported as written: no assertion rewriting, whoever imports them.
+
+    A check's failure message is the one it wrote for the student. The judge runs pytest with
+    ``--assert=plain``, but when this project's own tests grade in-process the outer pytest's
+    ``AssertionRewritingHook`` sits in ``sys.meta_path`` and would rewrite every ``test_*.py`` and
+    ``conftest.py`` it is asked for, appending its ``assert ... where ...`` explanation to each message.
+    Put first in ``sys.meta_path`` (``with PlainImports(root):``), this finder answers for the files under
+    ``root`` with Python's own path finder, so no other finder sees them; other modules are left to the rest.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or not spec.origin or not spec.has_location:
+            return None
+        return spec if Path(spec.origin).resolve().is_relative_to(self.root) else None
+
+    def __enter__(self) -> PlainImports:
+        sys.meta_path.insert(0, self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+    def remove(self) -> None:
+        """Out of ``sys.meta_path`` (this one only, by identity: other judges' stay); again is harmless."""
+        for i, finder in enumerate(sys.meta_path):
+            if finder is self:
+                del sys.meta_path[i]
+                return
+
+
 PYTEST_ARGS = (
     "-c", str(CHECKS_ROOT / "pytest.ini"),
     "--rootdir", str(CHECKS_ROOT),
@@ -78,10 +116,13 @@ class Judge:
     """
 
     def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None, *,
-                 visible_only: bool = False, reference: ReferenceFor | None = None) -> None:
+                 visible_only: bool = False, reference: ReferenceFor | None = None,
+                 collected_for: AssignmentConfig | None = None) -> None:
         """``visible_only``: deselect every test the assignment does not configure (``grader check``
         hands in the visible part of the config); ``reference``: what each check's ``reference``
-        fixture gets instead of the assignment's own (``grader release`` records through it)."""
+        fixture gets instead of the assignment's own (``grader release`` records through it);
+        ``collected_for``: the whole assignment when ``assignment`` is its visible part (the shared
+        checks are parametrised by it, so the hidden ones are collected, then deselected and counted)."""
         # The judge's tensors are tiny: one thread. More would spin idle OpenMP workers (measured:
         # half the judge's CPU time per grade) and oversubscribe the cores under ``grade-all --jobs``.
         torch.set_num_threads(1)  # now, before any op; warm_up_judge (in the session's thread) says so again
@@ -100,7 +141,7 @@ class Judge:
             source = assignment.reference or assignment.expected
             self._broken = ChecksBroken(f"the {'reference' if assignment.reference else 'recorded values'} "
                                         f"{source.name if source else ''} cannot be loaded: {type(exc).__name__}: {exc}")
-        self.plugin = GraderPlugin(answers, assignment, cuda, diagnoser)
+        self.plugin = GraderPlugin(answers, assignment, cuda, diagnoser, collected_for)
         self._assignment, self._visible_only = assignment, visible_only
         self.deselected = 0  # checks left out by ``visible_only``, known once collected
         self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
@@ -117,8 +158,11 @@ class Judge:
             self._thread.start()
 
     def _session(self) -> None:
+        # The conftests load while pytest configures, the check modules while it collects: plain, until then.
+        self._plain = PlainImports(CHECKS_ROOT)
         try:
-            self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
+            with self._plain:
+                self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
         finally:
             self._collected_ready.set()  # a session that never collected must not leave ``collected`` waiting
 
@@ -141,6 +185,7 @@ class Judge:
             items[:] = keep
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._plain.remove()  # every check module is imported: other imports go back to the usual finders
         if not self._collect_errors:
             self._collected = [CollectedCheck(test_name(item), item.nodeid.rsplit("::", 1)[-1], exercise_of(item))
                                for item in session.items]

@@ -1,8 +1,4 @@
-"""Single-head attention as the lesson builds it: weights, causality, scaling, the baseline.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
-"""
+"""Single-head attention as the lesson builds it: weights, causality, scaling, the baseline."""
 
 from __future__ import annotations
 

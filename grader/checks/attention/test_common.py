@@ -1,75 +1,77 @@
 """Properties every function of the contract must have.
 
-Each test is parametrised by the function it checks; the ``exercise`` mark
-on each parameter tells scoring whose points are at stake.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
+Each test runs once for every exercise that lists it in assignments.yaml (``pytest_generate_tests`` below,
+``grader.checks.plan``); the ``exercise`` mark on each parameter tells scoring whose points are at stake.
+What a test needs to know of an exercise is in its config too: ``returns`` (the names of its outputs),
+``gradient_inputs`` and ``gradient_where`` (the gradient check). Its inputs are ``cases[fn]``
+(conftest.py's ``build_cases``).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import torch
 
 from grader.checks import helpers as h
+from grader.checks import plan
 
-NAMES = {"attention": ("out", "weights"), "multi_head_attention": ("out", "weights")}
-TENSOR_FUNCTIONS = [
-    "attention_scores", "scale_scores", "apply_mask", "softmax", "mix_values", "attention",
-    "bag_of_past", "split_heads", "merge_heads", "multi_head_attention", "attention_entropy",
-]
-ALL = ["causal_mask", *TENSOR_FUNCTIONS]
-GRAD_INPUTS = {
-    "attention_scores": [0, 1], "scale_scores": [0], "apply_mask": [0], "softmax": [0], "mix_values": [0, 1],
-    "attention": [0, 1, 2], "bag_of_past": [0], "split_heads": [0], "merge_heads": [0],
-    "multi_head_attention": [0, 1, 2, 3, 4], "attention_entropy": [0],
-}
+PACKAGE = Path(__file__).parent.name  # this assignment's `checks:` in assignments.yaml
+LOW_PRECISION = ("float16", "bfloat16")
 
 
-def per_function(names, *extra):
-    """One parameter per contract function (times ``extra``), marked with its exercise."""
-    if not extra:
-        return [pytest.param(n, id=n, marks=pytest.mark.exercise(n)) for n in names]
-    return [pytest.param(n, e, id=f"{n}-{e}", marks=pytest.mark.exercise(n)) for n in names for e in extra]
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "dtype" in metafunc.fixturenames:
+        plan.per_exercise(metafunc, PACKAGE, LOW_PRECISION, "dtype")
+    else:
+        plan.per_exercise(metafunc, PACKAGE)
 
 
-@pytest.mark.parametrize("fn", per_function(ALL))
-def test_output_matches_reference(student, reference, cases, fn):
-    for case in cases[fn]:
-        h.check_matches_reference(student, reference, case, torch.float32, NAMES.get(fn, ("output",)))
+def names(assignment, fn: str) -> tuple[str, ...]:
+    """What ``fn`` returns, by name (``returns:``; one ``output`` when not said)."""
+    return plan.exercise(assignment, fn).returns
 
 
-@pytest.mark.parametrize("fn, dtype", per_function(TENSOR_FUNCTIONS, "float16", "bfloat16"))
-def test_low_precision_inputs_work(student, reference, cases, fn, dtype):
-    h.check_matches_reference(student, reference, cases[fn][0], getattr(torch, dtype), NAMES.get(fn, ("output",)))
+def inputs(cases, fn: str):
+    """``fn``'s inputs: a grader bug, said so, when conftest.build_cases has none."""
+    if not cases.get(fn):
+        raise AssertionError(f"no inputs for `{fn}` in the checks' conftest.py build_cases (a grader bug: report it)")
+    return cases[fn]
 
 
-@pytest.mark.parametrize("fn", per_function(TENSOR_FUNCTIONS))
+def test_output_matches_reference(student, reference, cases, assignment, fn):
+    for case in inputs(cases, fn):
+        h.check_matches_reference(student, reference, case, torch.float32, names(assignment, fn))
+
+
+def test_low_precision_inputs_work(student, reference, cases, assignment, fn, dtype):
+    h.check_matches_reference(student, reference, inputs(cases, fn)[0], getattr(torch, dtype), names(assignment, fn))
+
+
 def test_inputs_are_not_modified(student, cases, fn):
-    for case in cases[fn]:
+    for case in inputs(cases, fn):
         h.check_inputs_unchanged(student, case)
 
 
-@pytest.mark.parametrize("fn", per_function(TENSOR_FUNCTIONS))
-def test_gradients_match_reference(student, reference, hidden_cases, fn):
-    positive = (lambda i, x: x > 0) if fn == "attention_entropy" else None
-    h.check_gradients(student, reference, hidden_cases[fn][0], GRAD_INPUTS[fn], where=positive)
+def test_gradients_match_reference(student, reference, hidden_cases, assignment, fn):
+    ex = plan.exercise(assignment, fn)
+    if not ex.gradient_inputs:
+        raise AssertionError(f"`{fn}` has no `gradient_inputs:` in assignments.yaml (a grader bug: report it)")
+    positive = (lambda i, x: x > 0) if ex.gradient_where == "positive" else None
+    h.check_gradients(student, reference, inputs(hidden_cases, fn)[0], list(ex.gradient_inputs), where=positive)
 
 
-@pytest.mark.parametrize("fn", per_function(TENSOR_FUNCTIONS))
-def test_accepts_non_contiguous_inputs(student, reference, hidden_cases, fn):
-    case = hidden_cases[fn][0]
+def test_accepts_non_contiguous_inputs(student, reference, hidden_cases, assignment, fn):
+    case = inputs(hidden_cases, fn)[0]
     flipped = h.Case(fn, tuple(h.noncontiguous(a) if isinstance(a, torch.Tensor) else a for a in case.args),
                      case.kwargs, case.label + ", non-contiguous")
-    h.check_matches_reference(student, reference, flipped, torch.float32, NAMES.get(fn, ("output",)))
+    h.check_matches_reference(student, reference, flipped, torch.float32, names(assignment, fn))
 
 
-@pytest.mark.parametrize("fn", per_function(TENSOR_FUNCTIONS))
 def test_stays_on_the_inputs_device(student, cases, fn):
-    h.check_on_meta(student, cases[fn][0])
+    h.check_on_meta(student, inputs(cases, fn)[0])
 
 
-@pytest.mark.parametrize("fn", per_function(["attention", "multi_head_attention", "softmax", "bag_of_past"]))
 def test_cuda_matches_cpu(student, cases, cuda_available, fn):
-    h.check_cuda_matches_cpu(student, cases[fn][0], cuda_available)
+    h.check_cuda_matches_cpu(student, inputs(cases, fn)[0], cuda_available)

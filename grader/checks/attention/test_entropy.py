@@ -1,8 +1,4 @@
-"""attention_entropy: nats, 0·log 0 = 0, and the two extremes.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
-"""
+"""attention_entropy: nats, 0·log 0 = 0, and the two extremes."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Splitting channels into heads and merging them back.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
-"""
+"""Splitting channels into heads and merging them back."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""multi_head_attention: projections, heads, scaling, causality, and torch's own kernel.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
-"""
+"""multi_head_attention: projections, heads, scaling, causality, and torch's own kernel."""
 
 from __future__ import annotations
 

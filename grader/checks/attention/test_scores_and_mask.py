@@ -1,8 +1,4 @@
-"""Scores, scaling and the causal mask, property by property.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
-"""
+"""Scores, scaling and the causal mask, property by property."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""softmax, written by hand: normalised, stable, exact zeros, along the given dim.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
-"""
+"""softmax, written by hand: normalised, stable, exact zeros, along the given dim."""
 
 from __future__ import annotations
 

@@ -3,9 +3,6 @@
 Each test runs once per module (the ``spec`` fixture); every probe is one
 self-contained request (construct, load weights, run, report), and every
 judgment is made here from the facts the worker reports.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
 """
 
 from __future__ import annotations

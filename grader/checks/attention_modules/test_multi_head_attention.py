@@ -1,8 +1,5 @@
 """MultiHeadAttention's own parts: a ModuleList of heads, the projection and the dropout after it,
 the divisibility rule.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
 """
 
 from __future__ import annotations

@@ -1,8 +1,4 @@
-"""SelfAttentionHead's own parts: its three projections, and dropout on the weights.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
-"""
+"""SelfAttentionHead's own parts: its three projections, and dropout on the weights."""
 
 from __future__ import annotations
 

@@ -4,25 +4,16 @@ Scoring credits a module's other checks (structure included) only once this one
 passed (``gate: true`` in assignments.yaml; the rule is in ``grader/checks/work.py``):
 the right submodules around a forward that returns ``0 * self.proj(x)``, random
 values or ``x`` itself earn nothing.
-
-PYTEST_DONT_REWRITE: messages are written for students; pytest's assertion
-rewriting (active when the project's own tests grade in-process) would append its own.
 """
 
 from __future__ import annotations
 
 from grader.checks import helpers as h
-from grader.checks import work
+from grader.checks import plan, work
 from grader.checks.attention_modules.conftest import CTX, x_of
 from grader.sandbox.errors import StudentError
 
-PURPOSE = {
-    "SelfAttentionHead": "query/key/value projections, scaled causal attention weights, then weights @ value(x)",
-    "MultiHeadAttention": "every head's output side by side, then proj",
-}
-
-
-def test_forward_is_not_a_placeholder(student, spec):
+def test_forward_is_not_a_placeholder(student, spec, assignment):
     """A forward that raises returns nothing a placeholder could: the checks that need outputs say why."""
     x = x_of(CTX, seed=50)  # the full context: a forward that only handles T = context_length still counts
     other = x.flip(-2)
@@ -40,7 +31,7 @@ def test_forward_is_not_a_placeholder(student, spec):
     why = work.no_work(runs, expected, inputs)
     assert not why, (
         f"`{spec.cls}` looks like a placeholder, not computed from its input: {what}, its output {why}. "
-        f"It should give {PURPOSE[spec.cls]}. Until it does, none of `{spec.cls}`'s checks earn points, "
+        f"It should give {plan.exercise(assignment, spec.cls).purpose}. Until it does, none of `{spec.cls}`'s checks earn points, "
         "its structure included (the right submodules around a forward that returns a constant, random "
         "values or x itself pass some checks by accident)."
     )

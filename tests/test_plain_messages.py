@@ -1,0 +1,32 @@
+"""A check's message is the one it wrote for the student, even when this project's tests grade in-process.
+
+Here the outer pytest's assertion-rewriting hook is in ``sys.meta_path``; the check modules carry no
+``PYTEST_DONT_REWRITE`` marker, and the judge still imports them as written (``session.PlainImports``).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from grader import api
+from grader.config import CHECKS_ROOT
+from tests.conftest import ROOT
+
+CHECK = "test_mask_is_bool_lower_triangular_with_diagonal"
+FLOAT_MASK = "\n\ndef causal_mask(T, device=None):\n    return torch.ones(T, T, device=device).tril()\n"
+
+
+def test_a_check_without_the_marker_gives_the_plain_message_when_graded_in_process(server, tmp_path: Path):
+    assert any(type(f).__module__ == "_pytest.assertion.rewrite" for f in sys.meta_path)  # the outer hook is there
+    assert not [p for p in CHECKS_ROOT.rglob("*.py") if "PYTEST_DONT_REWRITE" in p.read_text()]
+    path = tmp_path / "attention.py"
+    path.write_text((ROOT / "solutions/attention.py").read_text() + FLOAT_MASK)
+    with api.Grader("attention", server=server, select=CHECK) as grader:
+        card = grader.grade(path)
+    [row] = [c for c in card.checks if c.id == f"{CHECK}[1]"]
+    # The message the check wrote: assert got.dtype == torch.bool, f"`causal_mask({t})` has dtype ..."
+    assert row.status == "failed" and row.message == "`causal_mask(1)` has dtype torch.float32; it must be a bool tensor", \
+        row.message
+    module = sys.modules.get("grader.checks.attention.test_scores_and_mask")
+    assert module is not None and "@py_builtins" not in vars(module)  # imported as written, not rewritten
