@@ -168,6 +168,29 @@ def test_an_exception_is_matched_by_its_type_not_its_wording():
     assert [m.id for m in diagnoser.matching("split_heads", asserted)] == ["split_heads_assert"]
 
 
+def test_an_exception_where_the_contract_asks_for_none_is_matched_by_its_words_too():
+    """Where the reference returns, an exception is a failure inside running code, and its words say
+    which: a ValueError the student's own softmax raises is not the ValueError of unpacking what an
+    `attention` returning only `out` gives (catalogued: attention_returns_out_only)."""
+    import torch
+
+    mistakes = load_catalogue("attention")
+    out_only = next(m for m in mistakes if m.id == "attention_returns_out_only")
+    diagnoser = Diagnoser(REFERENCE["attention"], mistakes)
+    g = torch.Generator().manual_seed(5)
+    x, *w = (torch.randn(*shape, generator=g) for shape in ((1, 4, 8), (8, 8), (8, 8), (8, 8), (8, 8)))
+    request = _call("multi_head_attention", x, *w, 2)
+    try:
+        out_only.variant(REFERENCE["attention"]).multi_head_attention(x, *w, 2)
+    except ValueError as exc:
+        unpacking = str(exc)
+    assert "unpack" in unpacking
+    found = diagnoser.matching("multi_head_attention", [(request, _raises("ValueError", unpacking))])
+    assert [m.id for m in found] == ["attention_returns_out_only"]
+    theirs = _raises("ValueError", "softmax is broken on purpose")
+    assert diagnoser.matching("multi_head_attention", [(request, theirs)]) == []
+
+
 def test_an_exception_of_another_type_is_not_matched():
     """Same outputs, but a TypeError where the variant raises ValueError: not the catalogued mistake."""
     diagnoser = Diagnoser(REFERENCE["attention"], load_catalogue("attention"))

@@ -37,7 +37,7 @@ def test_the_release_holds_exercises_notebooks_kit_and_readme(release):
         assert files[a.file] == a.stub.read_bytes()
         assert f"{Path(a.file).stem}.ipynb" in files
         assert f"grader/course/expected/{a.id}.json" in files
-    for needed in ("README.md", "pyproject.toml", "release.json", "grader/course/assignments.yaml", "grader/cli.py",
+    for needed in ("README.md", "pyproject.toml", "release.json", "grader/course/assignments.yaml", "grader/cli/__init__.py",
                    "grader/selfcheck.py", "grader/session/tape.py", "grader/sandbox/child.py", "grader/checks/helpers.py"):
         assert needed in files, needed
     assert not any(p.startswith(("solutions/", "grader/release/", "tests/")) for p in files)

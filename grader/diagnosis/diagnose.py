@@ -45,25 +45,16 @@ class Answer:
     """What one request gave: an exception kind, or the outputs, which inputs were written into,
     and (for a module) its registered parameters and buffers."""
 
-    raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, first line): the last two, RuntimeError only
+    raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, first line with digits as N)
     outputs: tuple[Any, ...] = ()
     modified: tuple[bool, ...] = ()
     structure: tuple[Any, ...] = ()
 
 
 def _raised(type_name: str, message: str) -> Answer:
-    """An exception as evidence: its type, and for a ``RuntimeError`` only, which operation failed.
-
-    Any other type is matched by its type alone: the words of a ``ValueError`` or an ``assert``
-    are the student's own, and the contract asks for a type (``split_heads`` with C % n_heads != 0
-    raises ``ValueError``), not a wording. A ``RuntimeError`` is what torch raises for nearly every
-    failure (matrices that do not multiply, a view that does not fit, devices that differ), so its
-    type alone does not say which mistake made it: it is matched by whether it is a device mismatch
-    and by its message's first line with every run of digits read as N (the sizes change with the
-    inputs; two codes that fail in the same torch operation fail with the same words).
-    """
-    if type_name != "RuntimeError":
-        return Answer(raised=(type_name, False, ""))
+    """An exception as evidence: its type, whether it is a device mismatch, and its first line with
+    every run of digits read as N. Which of these count is decided where answers are compared
+    (``same``): the words only where the contract asks for no exception."""
     text = re.sub(r"\d+", "N", message.splitlines()[0] if message else "")[:100]
     return Answer(raised=(type_name, any(s in message for s in DEVICE_MISMATCH), text))
 
@@ -149,10 +140,20 @@ def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
     return Answer(outputs=tuple(outputs), structure=structure)
 
 
-def same(a: Answer, b: Answer) -> bool:
-    """Whether two answers agree: the same exception (``_raised``), or outputs equal within the dtype's tolerance."""
+def same(a: Answer, b: Answer, words: bool = True) -> bool:
+    """Whether two answers agree: the same exception, or outputs equal within the dtype's tolerance.
+
+    Two exceptions agree by type and device mismatch, and, with ``words``, by their first line (digits
+    as N). Words are left out where the contract asks for an exception (the reference raises): then
+    the contract asks for a type (``split_heads`` with C % n_heads != 0 raises ``ValueError``) and its
+    words are the student's own. Where the contract asks for none, an exception is a failure inside
+    running code, and its words say which (a ``ValueError`` from unpacking a tensor into two names is
+    not one the student raised; torch raises ``RuntimeError`` for nearly every failure).
+    """
     if a.raised or b.raised:
-        return a.raised == b.raised
+        if a.raised is None or b.raised is None:
+            return False
+        return a.raised[:2] == b.raised[:2] and (not words or a.raised[2] == b.raised[2])
     return a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs) and all(
         _close(x, y) for x, y in zip(a.outputs, b.outputs))
 
@@ -292,7 +293,8 @@ class Diagnoser:
         evidence = _evidence(requests) if candidates else []
         if not evidence or not candidates:
             return []
-        if all(same(answer, self._answer(None, message, key)) for message, key, answer in evidence):
+        if all(same(answer, ref := self._answer(None, message, key), words=ref.raised is None)
+               for message, key, answer in evidence):
             return []  # the reference gives the same answers: they do not show the mistake
         return [m for m in candidates if self._gives(m, evidence)]
 
@@ -307,7 +309,7 @@ class Diagnoser:
             if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
                 if not variant.raised or variant.raised[:2] != answer.raised[:2]:
                     return False
-            elif not same(answer, variant):
+            elif not same(answer, variant, words=reference.raised is None):
                 return False
         return True
 

@@ -1,0 +1,72 @@
+"""What every command shares: the one-line failure, the worker server started first, the --view rule,
+known errors turned into one line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable
+
+from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL
+from grader.sandbox.launcher import WorkerServer
+
+
+def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
+    sys.stderr.write(f"grader: {message}\n")
+    return code
+
+
+def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace, WorkerServer], int]) -> int:
+    """Check the submission exists, start the worker server first (its `import torch` overlaps the
+    command's own), run the command, and always stop the server."""
+    if not args.submission.is_file():
+        return fail(f"cannot read {args.submission}: no such file")
+    try:
+        server = WorkerServer()
+    except OSError as exc:
+        return fail(f"internal error: cannot start the worker server: {exc}", EXIT_INTERNAL)
+    try:
+        return command(args, server)
+    finally:
+        server.close()
+
+
+def chosen_view(args: argparse.Namespace, wanted: bool) -> str | None:
+    """Which view the page gets; None after writing the one-line complaint when --view came alone."""
+    if args.view is not None and not wanted:
+        fail("--view applies to HTML pages only (and pytest-json reports): add --report html or pytest-json "
+              "(export: those formats)")
+        return None
+    return args.view or "student"
+
+
+def guarded(action: Callable[[], int], known: tuple[type[Exception], ...], cannot: Callable[[OSError], str]) -> int:
+    """Run ``action``; a known problem or an OSError is one line and exit 2, anything else exit 3."""
+    try:
+        return action()
+    except known as exc:
+        return fail(str(exc))
+    except OSError as exc:
+        return fail(cannot(exc))
+    except Exception as exc:  # noqa: BLE001 - last resort: one line, never a traceback
+        return fail(f"internal error: {type(exc).__name__}: {exc}", EXIT_INTERNAL)
+
+
+def say(line: str) -> None:
+    """What grade-all tells staff before grading (the roster's and the download's layout): stderr, one line."""
+    sys.stderr.write(f"{line}\n")
+    sys.stderr.flush()
+
+
+def similarity_threshold(args: argparse.Namespace) -> float:
+    from grader.batch.similarity import DEFAULT_THRESHOLD
+
+    return DEFAULT_THRESHOLD if args.similarity_threshold is None else args.similarity_threshold
+
+
+def missing_module(exc: ModuleNotFoundError, in_kit: str) -> str:
+    """What a failed import of a staff-only module means: the student kit (no ``grader.release``) or a
+    dependency not installed, which would otherwise read as the kit's message."""
+    if (exc.name or "").startswith("grader"):
+        return in_kit
+    return f"cannot run: the package {exc.name!r} is not installed (pip install -r requirements.txt)"
