@@ -492,3 +492,10 @@ def test_export_refuses_with_one_line(graded, tmp_path: Path, argv: list[str], m
     err = capsys.readouterr().err
     assert code == 2 and message in err and err.count("\n") == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_the_default_jobs_start_only_the_processes_that_pay_for_themselves():
+    from grader.batch.run import default_jobs
+
+    assert [default_jobs(n, 2) for n in (1, 4, 15, 16, 32, 200)] == [1, 1, 1, 1, 2, 2]
+    assert [default_jobs(n, 16) for n in (8, 64, 1000)] == [1, 4, 16]

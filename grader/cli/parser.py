@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -58,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("submissions", type=Path, help="a folder of student folders or files, or a .zip of one")
     a.add_argument("--assignment", required=True, help="assignment id from assignments.yaml")
     a.add_argument("--out", type=Path, required=True, help="output folder (cards/, records/, gradebook.csv, summary.json)")
-    a.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="judges grading at once (default: cores)")
+    a.add_argument("--jobs", type=_positive,
+                   help="grader processes grading at once (default: one per 16 submissions to grade, at most one "
+                        "per core: each costs seconds to start)")
     a.add_argument("--roster", type=Path,
                    help="the class list: a Canvas gradebook export, a Gradescope or Moodle roster, a GitHub Classroom "
                         "roster, or a CSV with a student/id/login/email column; maps LMS ids to it and adds a "
