@@ -73,8 +73,11 @@ def test_new_exercise_writes_placeholders_that_are_listed_and_fail_closed(tmp_pa
     assert all(ex == NAME for f, ex, what in rows if not f.startswith("README.md")), rows
     assert any(f.startswith("README.md:") and f"no row for `{NAME}`" in what for f, _, what in rows)
     unlisted = [r for r in rows if not r[2].startswith("fill the placeholder") and not r[0].startswith("README.md")]
-    assert unlisted == [["grader/checks/attention/conftest.py", NAME,
-                         f"inputs of {NAME} in build_cases (its shared checks run on them)"]]
+    placeholder_corpus = [r[0] for r in unlisted if "placeholder corpus must define every function" in r[2]]
+    assert placeholder_corpus == ["tests/corpus/attention/placeholders/every_function_fills.py.in",
+                                  "tests/corpus/attention/placeholders/identity.py"]
+    assert [r for r in unlisted if r[0] not in placeholder_corpus] == [
+        ["grader/checks/attention/conftest.py", NAME, f"inputs of {NAME} in build_cases (its shared checks run on them)"]]
 
     # (b) with a working reference (and the student's code the same), every check of the exercise still fails.
     reference = copy / "solutions/attention.py"

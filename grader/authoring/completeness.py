@@ -133,6 +133,7 @@ def _exercise(a: AssignmentConfig, root: Path) -> list[Missing]:
     contract, clauses = root / "docs" / "CONTRACT.md", root / "docs" / "contract-clauses.yaml"
     rows, subjects = _contract_rows(contract, a.id), _clause_subjects(clauses, a.id)
     config = "assignments.yaml"
+    placeholders = _placeholder_files(root / "tests" / "corpus" / a.id / "placeholders", {ex.name for ex in a.exercises})
     for ex in a.exercises:
         n = ex.name
 
@@ -171,6 +172,21 @@ def _exercise(a: AssignmentConfig, root: Path) -> list[Missing]:
             need("docs/CONTRACT.md", f"the row of {n} in the table of assignment `{a.id}`")
         if n not in subjects:
             need("docs/contract-clauses.yaml", f"the clauses of {n} (subject: [{n}])")
+        for path, defined in placeholders.items():
+            if n not in defined:
+                need(_rel(path, root), f"a placeholder `{n}` (the right shape, dtype and device, nothing "
+                     "computed): the placeholder corpus must define every function to score 0")
+    return out
+
+
+def _placeholder_files(folder: Path, exercises: set[str]) -> dict[Path, set[str]]:
+    """The placeholder cases that define contract functions themselves (the others only define how they
+    fill), each with the names it defines: each must define every exercise."""
+    out = {}
+    for path in sorted(folder.glob("*.py*")) if folder.is_dir() else ():
+        defined = set(_definitions(path))
+        if defined & exercises:
+            out[path] = defined
     return out
 
 
