@@ -479,7 +479,7 @@ def test_grade_all_writes_the_cohort_views_and_merge_writes_the_same(tmp_path: P
     (submissions / "bob.ipynb").write_text(as_notebook(renamed(REFERENCE, RENAMES)))
     out = tmp_path / "out"
     proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(submissions), "--assignment",
-                           "attention", "--out", str(out), "--jobs", "2", "--similarity-threshold", "0.9"],
+                           "attention", "--out", str(out), "--jobs", "1", "--similarity-threshold", "0.9"],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "grader:" not in proc.stderr, proc.stderr  # no view reported a problem

@@ -21,6 +21,8 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
     command's own), run the command, and always stop the server."""
     if not args.submission.is_file():
         return fail(f"cannot read {args.submission}: no such file")
+    if (problem := config_problem(args)) is not None:
+        return fail(problem)
     try:
         server = WorkerServer()
     except OSError as exc:
@@ -29,6 +31,23 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
         return command(args, server)
     finally:
         server.close()
+
+
+def config_problem(args: argparse.Namespace) -> str | None:
+    """The config and the assignment, checked before the worker server starts (no torch is imported
+    for them): bad input is refused at once. ``check`` infers the assignment from the file's name."""
+    from grader import selfcheck
+    from grader.config import DEFAULT_CONFIG, ConfigError, load_config
+
+    try:
+        config = load_config(args.config or DEFAULT_CONFIG)
+        if args.command == "check":
+            selfcheck.assignment_for(args.submission, config, args.assignment)
+        else:
+            config.assignment(args.assignment)
+    except (ConfigError, selfcheck.UnknownAssignment) as exc:
+        return str(exc)
+    return None
 
 
 def chosen_view(args: argparse.Namespace, wanted: bool) -> str | None:
