@@ -84,7 +84,7 @@ class Paths:
 def keep_sources(out: Path, submissions: Mapping[str, Path], stub: Path | None, warn: Warn = _stderr) -> None:
     """Store the token streams of this run's submissions (student -> file) while the files exist.
 
-    Called by ``grade-all`` before grading: a zip's files are gone by the
+    Called by ``grade-all`` while its grader processes start: a zip's files are gone by the
     time the views are written, and ``merge`` has only the shards' folders.
     """
     paths = Paths(out)

@@ -129,8 +129,12 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         rows: dict[str, Row] = {}
         todo: list[tuple[intake.Handin, str]] = []
         plan = planned(entries, options)
-        # The similarity report's token streams, read now: a zip's files are gone when the views are written.
-        cohort.keep_sources(options.out, {e.student: e.path for e in plan if e.path is not None}, assignment.stub)
+
+        def keep_sources() -> None:
+            # The similarity report's token streams, read while the files exist (a zip's are gone when the
+            # views are written), and while the grader processes start: this process waits for them then.
+            cohort.keep_sources(options.out, {e.student: e.path for e in plan if e.path is not None}, assignment.stub)
+
         before = changes.snapshot([e.student for e in plan], lambda s: read_record(layout, s))  # before overwriting
         for entry in plan:
             row, sha = _row_without_grading(entry, layout, fp, options.force)
@@ -148,7 +152,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         before = changes.with_cards(before, lambda s: True, layout.card)  # an override may rewrite any card
         progress.start(len(todo), counts.unchanged)
         try:
-            stopped = _run(todo, options, assignment, layout, fp, rows, counts, progress)
+            stopped = _run(todo, options, assignment, layout, fp, rows, counts, progress, keep_sources)
         finally:
             progress.close()
     ordered = [rows[s] for s in sorted(rows)]
@@ -245,9 +249,12 @@ def planned(entries: list[intake.Handin], options: BatchOptions) -> list[intake.
 
 
 def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignment: AssignmentConfig,
-         layout: Layout, fp: str, rows: dict[str, Row], counts: Counts, progress: Progress) -> bool:
-    """Grade ``todo`` on the pool; returns True when a signal stopped the batch early."""
+         layout: Layout, fp: str, rows: dict[str, Row], counts: Counts, progress: Progress,
+         meanwhile: Callable[[], None]) -> bool:
+    """Grade ``todo`` on the pool; returns True when a signal stopped the batch early. ``meanwhile`` runs
+    once the grader processes are starting (seconds in which this process would only wait)."""
     if not todo:
+        meanwhile()
         return False
     stop: list[int] = []
     entries = {e.student: (e, sha) for e, sha in todo}
@@ -258,6 +265,7 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
         jobs = options.jobs or default_jobs(len(todo), len(os.sched_getaffinity(0)))
         pool = GraderPool(max(1, min(jobs, len(todo))), assignment, options.config_path, options.strict,
                          options.course_secret_file)
+        meanwhile()
         while (pending or pool.busy()) and not stop:
             for slot in pool.idle():
                 if pending:
