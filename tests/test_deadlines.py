@@ -319,6 +319,11 @@ def test_grade_all_applies_the_policy_from_submitted_at_csv(tmp_path: Path) -> N
     late = Scorecard.from_dict(json.loads(card)).late
     assert late["final_score"] == pytest.approx(top * 0.8) and late["status"] == "late"
     assert "late policy" in text.render(Scorecard.from_dict(json.loads(card)))
+    from grader.export import html
+
+    page = html.render(Scorecard.from_dict(json.loads(card)))  # the headline is the final score, the raw beside it
+    final = f"{top * 0.8:g}"
+    assert f'<div class="big">{final} <small>' in page and f"<strong>{final}</strong> points final" in page
     assert bad.returncode == 2 and "--submitted-at: 'noon' is not an ISO 8601 time" in bad.stderr
     print(next(line for line in (out / "gradebook.csv").read_text().splitlines() if line.startswith("bob")))
 

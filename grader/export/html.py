@@ -99,7 +99,7 @@ def _page(card: Scorecard, view: str) -> dict[str, Any]:
     return {
         "view": view,
         "card": card,
-        "percent": 100.0 * card.score / card.max_score if card.max_score else 0.0,
+        "percent": 100.0 * card.final_score / card.max_score if card.max_score else 0.0,  # after a late penalty
         "exercises": _exercises(card),
         "problems": [Problem(c, views.is_hidden(c)) for c in card.checks if c.status in PROBLEM_STATUSES],
         "groups": _problem_groups(card),
