@@ -24,13 +24,13 @@ import base64
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 from grader import files, words
 from grader.batch import similarity
+from grader.batch.layout import Layout
 from grader.export.gradebook import Row
 from grader.version import __version__
 
@@ -48,35 +48,6 @@ def _stderr(line: str) -> None:
     sys.stderr.write(f"grader: {line}\n")
 
 
-@dataclass(frozen=True)
-class Paths:
-    """Where the cohort views go under a batch's ``--out``."""
-
-    root: Path
-
-    @property
-    def folder(self) -> Path:
-        return self.root / "cohort"
-
-    @property
-    def tokens(self) -> Path:
-        return self.folder / "tokens.json"
-
-    @property
-    def similarity(self) -> Path:
-        return self.root / "similarity.json"
-
-    @property
-    def reports(self) -> Path:
-        return self.root / "reports"
-
-    @property
-    def index(self) -> Path:
-        return self.reports / "_index.html"  # "_": intake ignores such names, so no student can be called that
-
-    def plot(self, name: str) -> Path:
-        return self.folder / f"{name}.png"
-
 
 # ------------------------------------------------------------------ token streams, kept for similarity
 
@@ -87,10 +58,10 @@ def keep_sources(out: Path, submissions: Mapping[str, Path], stub: Path | None, 
     Called by ``grade-all`` while its grader processes start: a zip's files are gone by the
     time the views are written, and ``merge`` has only the shards' folders.
     """
-    paths = Paths(out)
+    paths = Layout(out)
     try:
         store = similarity.build_store(submissions, stub, similarity.read_store(paths.tokens))
-        paths.folder.mkdir(parents=True, exist_ok=True)
+        paths.cohort.mkdir(parents=True, exist_ok=True)
         files.write_atomically(paths.tokens, _json(store))
     except Exception as exc:  # noqa: BLE001 - a review aid: one line, grading goes on
         paths.tokens.unlink(missing_ok=True)
@@ -100,14 +71,14 @@ def keep_sources(out: Path, submissions: Mapping[str, Path], stub: Path | None, 
 
 def merge_sources(out: Path, dirs: Sequence[Path], warn: Warn = _stderr) -> None:
     """``merge``: the shards' token streams as one store, so pairs across shards are compared too."""
-    paths = Paths(out)
-    stores = [similarity.read_store(Paths(d).tokens) for d in dirs if Paths(d).tokens.is_file()]
+    paths = Layout(out)
+    stores = [similarity.read_store(Layout(d).tokens) for d in dirs if Layout(d).tokens.is_file()]
     if len(stores) < len(dirs):
         warn("similarity: some shards have no cohort/tokens.json; their students are not compared")
     if not stores:
         paths.tokens.unlink(missing_ok=True)
         return
-    paths.folder.mkdir(parents=True, exist_ok=True)
+    paths.cohort.mkdir(parents=True, exist_ok=True)
     files.write_atomically(paths.tokens, _json(similarity.merge_stores(stores)))
 
 
@@ -118,7 +89,7 @@ def write(out: Path, summary: Mapping[str, Any], rows: Sequence[Row],
           threshold: float = similarity.DEFAULT_THRESHOLD, warn: Warn = _stderr) -> None:
     """Plots, ``similarity.json`` and ``reports/_index.html``; each problem is one line to ``warn``
     (and a note on the index page), and the other views are still written."""
-    paths = Paths(out)
+    paths = Layout(out)
     notes: list[str] = []
 
     def attempt(what: str, step: Callable[[], T]) -> T | None:
@@ -135,17 +106,17 @@ def write(out: Path, summary: Mapping[str, Any], rows: Sequence[Row],
     attempt("the index page could not be written", lambda: _write_index(paths, summary, rows, plots, similar, notes))
 
 
-def _write_plots(paths: Paths, summary: Mapping[str, Any]) -> dict[str, bytes]:
+def _write_plots(paths: Layout, summary: Mapping[str, Any]) -> dict[str, bytes]:
     for name in PLOTS:  # first: a stale plot from an earlier run would mislead
         paths.plot(name).unlink(missing_ok=True)
     plots = draw(summary)
-    paths.folder.mkdir(parents=True, exist_ok=True)
+    paths.cohort.mkdir(parents=True, exist_ok=True)
     for name, png in plots.items():
         _write_bytes(paths.plot(name), png)
     return plots
 
 
-def _write_similarity(paths: Paths, threshold: float) -> dict[str, Any] | None:
+def _write_similarity(paths: Layout, threshold: float) -> dict[str, Any] | None:
     """``similarity.json`` from the stored token streams; None when this batch kept none."""
     paths.similarity.unlink(missing_ok=True)
     if not paths.tokens.is_file():
@@ -155,7 +126,7 @@ def _write_similarity(paths: Paths, threshold: float) -> dict[str, Any] | None:
     return similar
 
 
-def _write_index(paths: Paths, summary: Mapping[str, Any], rows: Sequence[Row], plots: Mapping[str, bytes],
+def _write_index(paths: Layout, summary: Mapping[str, Any], rows: Sequence[Row], plots: Mapping[str, bytes],
                  similar: Mapping[str, Any] | None, notes: Sequence[str]) -> None:
     paths.reports.mkdir(parents=True, exist_ok=True)
     reports = {r.student for r in rows if (paths.reports / f"{r.student}.html").is_file()}
@@ -177,7 +148,7 @@ def clear(out: Path) -> None:
     within seconds, and views of an earlier run beside this run's partial
     summary would mislead; the run that finishes the batch draws them again.
     """
-    paths = Paths(out)
+    paths = Layout(out)
     for path in (*(paths.plot(name) for name in PLOTS), paths.similarity, paths.index):
         path.unlink(missing_ok=True)
 

@@ -74,6 +74,26 @@ class Layout:
     def pytest_report(self, student: str) -> Path:
         return self.reports / f"{student}.report.json"
 
+    @property
+    def index(self) -> Path:
+        return self.reports / "_index.html"  # "_": intake ignores such names, so no student can be called that
+
+    @property
+    def cohort(self) -> Path:
+        """The class views' own files (plots, the similarity report's token streams)."""
+        return self.root / "cohort"
+
+    @property
+    def tokens(self) -> Path:
+        return self.cohort / "tokens.json"
+
+    def plot(self, name: str) -> Path:
+        return self.cohort / f"{name}.png"
+
+    @property
+    def similarity(self) -> Path:
+        return self.root / "similarity.json"
+
     def prepare(self) -> None:
         for folder in (self.root, self.cards, self.records):
             folder.mkdir(parents=True, exist_ok=True)
