@@ -500,5 +500,5 @@ def test_export_refuses_with_one_line(graded, tmp_path: Path, argv: list[str], m
 def test_the_default_jobs_start_only_the_processes_that_pay_for_themselves():
     from grader.batch.run import default_jobs
 
-    assert [default_jobs(n, 2) for n in (1, 4, 15, 16, 32, 200)] == [1, 1, 1, 1, 2, 2]
-    assert [default_jobs(n, 16) for n in (8, 64, 1000)] == [1, 4, 16]
+    assert [default_jobs(n, 2) for n in (1, 4, 7, 8, 32, 200)] == [1, 1, 1, 2, 2, 2]
+    assert [default_jobs(n, 16) for n in (8, 20, 64, 1000)] == [2, 5, 16, 16]

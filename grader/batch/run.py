@@ -94,15 +94,15 @@ class BatchResult:
 MISSING = "nothing submitted"
 
 
-SUBMISSIONS_PER_PROCESS = 16
+SUBMISSIONS_PER_PROCESS = 4
 
 
 def default_jobs(todo: int, cores: int) -> int:
     """How many grader processes pay for themselves: one per ``SUBMISSIONS_PER_PROCESS`` submissions
     still to grade, at most one per core. A process costs ~6.5 s of CPU to start (torch imported by it
-    and by its worker server, the checks collected) against ~0.3 s a grading; started together on a
-    2-core machine they slow each other down. Measured there (``bench/jobs.py``): 8 students take
-    9.2 s with one process and 11.0 s with two; 32 take 15.8 s and 15.4 s."""
+    and by its worker server, the checks collected) against ~0.3 s a grading, so a second one only pays
+    from a few submissions on. Measured on an otherwise idle 2-core VM (``bench/jobs.py``): 4 students
+    take 6.36 s with one process and 6.28 s with two, 8: 7.34 s and 6.84 s, 32: 13.35 s and 9.99 s."""
     return max(1, min(cores, todo // SUBMISSIONS_PER_PROCESS))
 
 

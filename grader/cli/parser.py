@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--assignment", required=True, help="assignment id from assignments.yaml")
     a.add_argument("--out", type=Path, required=True, help="output folder (cards/, records/, gradebook.csv, summary.json)")
     a.add_argument("--jobs", type=_positive,
-                   help="grader processes grading at once (default: one per 16 submissions to grade, at most one "
+                   help="grader processes grading at once (default: one per 4 submissions to grade, at most one "
                         "per core: each costs seconds to start)")
     a.add_argument("--roster", type=Path,
                    help="the class list: a Canvas gradebook export, a Gradescope or Moodle roster, a GitHub Classroom "
