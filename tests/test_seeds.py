@@ -126,11 +126,11 @@ def graded_requests(grader: api.Grader, path: Path, monkeypatch: pytest.MonkeyPa
     proxies: list[StudentProxy] = []
     start = StudentProxy.start_recording
 
-    def recording(self: StudentProxy) -> None:
+    def recording(self: StudentProxy, check: str = "", salt: int = 0) -> None:
         if proxies:
             segments.append(self.recorded())
         proxies.append(self)
-        start(self)
+        start(self, check, salt)
 
     monkeypatch.setattr(StudentProxy, "start_recording", recording)
     card = grader.grade(path, **kw)
@@ -150,8 +150,18 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
+RNG_KEYS = ("seed", "build_seed")  # the RNG state a request starts from (grader.sandbox.rng): not an input
+
+
 def sent(segment: list) -> list:
-    return [request for request, _ in segment]
+    """The inputs of each request: the request less its RNG state, so two students are compared by what
+    their code is given, not by the state it starts from."""
+    return [{k: v for k, v in request.items() if k not in RNG_KEYS} for request, _ in segment]
+
+
+def cotangents(segment: list) -> list:
+    """The upstream gradients a check sent: for a linear function the gradient depends on these alone."""
+    return [request["vjp"]["cotangents"] for request, _ in segment if request.get("vjp")]
 
 
 @pytest.mark.parametrize("assignment", sorted(REFERENCES))
@@ -164,16 +174,26 @@ def test_hidden_inputs_differ_between_students_and_visible_ones_do_not(
     card_b, req_b = graded_requests(grader, references[assignment], monkeypatch, seed=bob)
     collected = grader._judge.collected()
     assert collected is not None and len(req_a) == len(req_b) == len(collected)
-    hidden_seen = 0
+    hidden_seen = []
     for check, a, b in zip(collected, req_a, req_b):
         config = grader.assignment.check(check.exercise, check.test)
         hidden = config is not None and config.visibility != "visible"
         if hidden:
-            hidden_seen += 1
+            hidden_seen.append(f"{check.exercise}/{check.check_id}")
+            assert a and b, f"{check.exercise}/{check.check_id}: sent no request, so its inputs were nobody's own"
             assert not same(sent(a), sent(b)), f"{check.exercise}/{check.check_id}: the same inputs for two students"
+            assert not same(cotangents(a), cotangents(b)) or not cotangents(a), (
+                f"{check.exercise}/{check.check_id}: the same upstream gradient for two students")
         elif check is not collected[-1]:  # the last one's requests run on into the pictures'
             assert same(sent(a), sent(b)), f"{check.exercise}/{check.check_id}: visible inputs differ between students"
-    assert hidden_seen >= (2 if assignment == "attention-modules" else 20)
+    # every hidden check of the config ran for both students, and none was skipped or failed on the reference
+    configured = {(ex.name, c.name) for ex in grader.assignment.exercises for c in ex.checks if c.visibility != "visible"}
+    hidden_ids = {f"{c.exercise}/{c.id}" for c in card_a.checks if (c.exercise, c.id.split("[", 1)[0]) in configured}
+    assert sorted(hidden_seen) == sorted(hidden_ids) and len(hidden_ids) >= len(configured), (hidden_seen, hidden_ids)
+    for card in (card_a, card_b):
+        unjudged = [(c.exercise, c.id, c.status) for c in card.checks if f"{c.exercise}/{c.id}" in hidden_ids
+                    and c.status != "passed"]
+        assert not unjudged, unjudged
     assert card_a.environment["input_seed"] == alice and card_b.environment["input_seed"] == bob
     shown = views.student_view(card_a).environment
     assert "input_seed" not in shown and "input_seed_note" not in shown and "cuda" in shown

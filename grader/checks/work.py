@@ -10,28 +10,39 @@ attempt does: its output varies with its inputs the way the exercise needs.
 
 An output *does no work* when, on ordinary inputs, it is
 
-* random: the same inputs give different values under another random seed,
-  while the reference is deterministic;
+* random: under one RNG state (``grader.sandbox.rng``) other inputs give the
+  same output, or one that moves by almost nothing (under a thousandth of how
+  far the reference's moves, relative to each one's size), while another RNG
+  state changes it: the values come from the generator, not from the input;
 * constant: every entry has one value where the reference's do not, or other
   input values give the very same output where the reference's changes;
 * the input handed back: it equals one of the inputs where the reference's
   output does not.
 
-A function with several outputs (``attention``'s ``(out, weights)``) does work
-when any one of them does; a wrong but input-dependent answer always passes.
+Variation alone is never the evidence: a computed output with noise on top
+(dropout left on in eval mode, ``torch.randn`` added in forward) follows its
+input under one RNG state, so it does work, and its noise is judged by the
+checks whose property it is. A function with several outputs (``attention``'s
+``(out, weights)``) does work when any one of them does; a wrong but
+input-dependent answer always passes.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
 
 
+FOLLOWS = 1e-3  # an output that moves less than this share of the reference's relative move does not follow its input
+
+
 @dataclass(frozen=True)
 class Runs:
-    """One output (a tensor) of the same code on: the inputs, the inputs under another seed, other inputs."""
+    """One output (a tensor) of the same code on: the inputs, the same inputs under another RNG state, and
+    other inputs under the first RNG state."""
 
     first: torch.Tensor
     again: torch.Tensor
@@ -69,8 +80,9 @@ def telling(reference: Runs, inputs: Sequence[Any]) -> bool:
 def no_work(student: Runs, reference: Runs, inputs: Sequence[Any]) -> str:
     """Why this output does no work, in words; "" when it varies with its inputs as the reference's does.
     Conclusive only where ``telling(reference, inputs)``."""
-    if not same(student.first, student.again) and same(reference.first, reference.again):
-        return "gives different values for the same inputs (random values?)"
+    if not same(student.first, student.again) and same(reference.first, reference.again) and not follows(student, reference):
+        return ("changes with the random state but not with the input: other input values give the same output "
+                "under one random state (random values?)")
     if one_value(student.first) and varies(reference.first):
         return f"holds the single value {_value(student.first)} in every entry"
     if same(student.first, student.other) and not same(reference.first, reference.other):
@@ -79,6 +91,24 @@ def no_work(student: Runs, reference: Runs, inputs: Sequence[Any]) -> str:
         if isinstance(x, torch.Tensor) and same(student.first, x) and not same(reference.first, x):
             return f"is input #{i + 1} handed back unchanged"
     return ""
+
+
+def follows(student: Runs, reference: Runs) -> bool:
+    """Whether the output moves with its input under one RNG state, as the reference's does: its relative
+    change from ``first`` to ``other`` is at least ``FOLLOWS`` times the reference's (NaN never follows)."""
+    ref_move = _relative_move(reference)
+    return ref_move > 0 and _relative_move(student) >= FOLLOWS * ref_move
+
+
+def _relative_move(runs: Runs) -> float:
+    if tuple(runs.first.shape) != tuple(runs.other.shape):
+        return float("inf")  # other inputs gave another shape: the output follows them
+    a, b = runs.first.detach().cpu().to(torch.float64), runs.other.detach().cpu().to(torch.float64)
+    size = float(a.abs().max()) if a.numel() else 0.0
+    move = float((b - a).abs().max()) if a.numel() else 0.0
+    if not (math.isfinite(size) and math.isfinite(move)):
+        return 0.0  # NaN or inf: no evidence that it follows
+    return move / size if size else move
 
 
 def _value(t: torch.Tensor) -> str:

@@ -110,6 +110,7 @@ def replay(module: ModuleType, message: dict[str, Any]) -> Answer:
         torch.default_generator.manual_seed(seed)
         try:
             if message["op"] == "probe":
+                torch.default_generator.manual_seed(int(message.get("build_seed", seed)))
                 return _probe(module, message, seed)
             args = [_clone(a) for a in message["args"]]
             kwargs = {k: _clone(v) for k, v in message.get("kwargs", {}).items()}
@@ -135,8 +136,9 @@ def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
                            {n: {"shape": b.shape, "persistent": n in saved} for n, b in built.named_buffers()})
     outputs = []
     for i, x in enumerate(message.get("inputs") or []):
-        torch.default_generator.manual_seed(seed + i)
-        outputs.append(built(x))
+        torch.default_generator.manual_seed(seed)  # as ``child.probe``: every forward from the request's state
+        run = built.get_submodule(str(message["run"])) if message.get("run") else built
+        outputs.append(run(x))
     return Answer(outputs=tuple(outputs), structure=structure)
 
 

@@ -111,16 +111,18 @@ def visibility_map(overrides: Mapping[str, str] | None = None) -> dict[str, str]
 def results(card: Scorecard, visibility: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The ``results.json`` object for one card; ``visibility``: ``visibility_map``'s (default: ``VISIBILITY``)."""
     mapping = visibility_map(visibility)
-    failed = bool(card.grader_error)
-    shown = views.student_view(card)  # same checks, same order; hidden ones masked
+    # Every field comes from the student's view (same checks, same order, same visibilities; hidden ones
+    # masked, no seed of the hidden inputs): results.json is what the student reads.
+    shown = views.student_view(card)
+    failed = bool(shown.grader_error)
     return {
-        "score": 0 if failed else card.final_score,
-        "execution_time": round(card.duration_s),
-        "output": _top_output(card),
+        "score": 0 if failed else shown.final_score,
+        "execution_time": round(shown.duration_s),
+        "output": _top_output(shown),
         "output_format": "text",
         "stdout_visibility": "hidden",
-        "tests": [_test(check, number, failed, mapping[original.visibility])
-                  for check, original, number in zip(shown.checks, card.checks, _numbers(card))],
+        "tests": [_test(check, number, failed, mapping[check.visibility])
+                  for check, number in zip(shown.checks, _numbers(shown))],
     }
 
 
@@ -139,7 +141,8 @@ def _any_hidden(card: Scorecard) -> bool:
 
 
 def _top_output(card: Scorecard) -> str:
-    """The summary; the printed output only when no hidden check ran (see the module's docstring)."""
+    """The summary; the printed output only when no hidden check ran (see the module's docstring).
+    ``card`` is the student's view: a masked check keeps its visibility, so ``_any_hidden`` still knows."""
     if not card.output:
         return _summary(card)
     if _any_hidden(card):
@@ -148,6 +151,7 @@ def _top_output(card: Scorecard) -> str:
 
 
 def _summary(card: Scorecard) -> str:
+    """The top output's first lines, from the student's view (its diagnoses are only the visible ones)."""
     if card.grader_error:
         detail = ERROR_DETAIL_TO_STAFF if _any_hidden(card) else f"Detail: {card.grader_error}"
         return ("The grader itself failed, so no grade was given for this submission (the 0 is not your score); "
@@ -155,7 +159,7 @@ def _summary(card: Scorecard) -> str:
     lines = [f"{card.assignment}: {format_number(card.final_score)} / {format_number(card.max_score)} points."]
     if card.problem:
         lines.append(f"Your file: {card.problem}")
-    lines += [f"{d.exercise}: {d.text}" for d in views.student_view(card).diagnoses]
+    lines += [f"{d.exercise}: {d.text}" for d in card.diagnoses]
     return "\n".join(lines)
 
 

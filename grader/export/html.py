@@ -28,7 +28,7 @@ from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard
 
-VIEWS = ("student", "instructor")
+VIEWS = views.VIEWS
 REPORT_FORMATS = ("html", "pytest-json")  # what --report writes: this page, or grader.export.pytest_json
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROBLEM_STATUSES = ("failed", "error", "timeout")
@@ -38,9 +38,7 @@ _VIEW_META = re.compile(r'<meta name="grader-view" content="([a-z]+)">')
 
 def render(card: Scorecard, *, view: str = "student") -> str:
     """The page for ``card`` as seen by ``view`` ("student" or "instructor")."""
-    if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r} (known: {', '.join(VIEWS)})")
-    shown = views.student_view(card) if view == "student" else card
+    shown = views.as_seen_by(card, view)
     return _environment().get_template("report.html.j2").render(page=_page(shown, view))
 
 

@@ -11,7 +11,8 @@ Top level, as the plugin's ``make_report``: ``created`` (the card's
 ``graded_at`` as a Unix time, else now), ``duration`` (the card's seconds),
 ``exitcode`` (pytest's: 0 every check passed or was skipped, 1 some check did
 not pass, 3 the grader itself failed), ``root`` (the graded file: there is no
-rootdir), ``environment`` (the card's environment, plus ``grader_view``),
+rootdir), ``environment`` (the view's environment, plus ``grader_view``: the
+student's has no ``input_seed``, as ``views.student_view`` drops it),
 ``summary`` (``make_summary``: a count per outcome, ``total`` and
 ``collected``) and ``tests``. No ``collectors`` (as ``--json-report-omit
 collectors``) and no ``warnings``.
@@ -59,29 +60,31 @@ from grader.export import views
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, Scorecard
 
-VIEWS = ("student", "instructor")
+VIEWS = views.VIEWS
 OUTCOME = {"passed": "passed", "failed": "failed", "error": "error", "timeout": "error", "skipped": "skipped"}
 # The top-level keys the plugin writes when collectors are omitted and nothing warned, in its order.
 KEYS = ("created", "duration", "exitcode", "root", "environment", "summary", "tests")
 
 
 def report(card: Scorecard, view: str = "student") -> dict[str, Any]:
-    """The report object for one card, as ``view`` may see it."""
-    if view not in VIEWS:
-        raise ValueError(f"unknown view {view!r} (known: {', '.join(VIEWS)})")
-    shown = views.student_view(card) if view == "student" else card
-    tests = [_test(card.assignment, check) for check in shown.checks]
-    if card.grader_error:
-        tests.append(_grader_error(card, view))
-    if view == "instructor" and card.output and tests:
-        tests[0].setdefault("call", _stage("passed", 0.0))["stdout"] = card.output
+    """The report object for one card, as ``view`` may see it.
+
+    Everything is read from the view (``views.as_seen_by``), never from ``card`` itself: the
+    student's view has no seed of the hidden inputs in its ``environment``, and neither has this.
+    """
+    shown = views.as_seen_by(card, view)
+    tests = [_test(shown.assignment, check) for check in shown.checks]
+    if shown.grader_error:
+        tests.append(_grader_error(shown, view))
+    if view == "instructor" and shown.output and tests:
+        tests[0].setdefault("call", _stage("passed", 0.0))["stdout"] = shown.output
     return {
-        "created": _created(card.graded_at),
-        "duration": card.duration_s,
-        "exitcode": _exitcode(card),
-        "root": card.submission.file,
-        "environment": {**card.environment, "grader_view": view,
-                        **({"grader_late_policy": card.late} if card.late else {})},
+        "created": _created(shown.graded_at),
+        "duration": shown.duration_s,
+        "exitcode": _exitcode(shown),
+        "root": shown.submission.file,
+        "environment": {**shown.environment, "grader_view": view,
+                        **({"grader_late_policy": shown.late} if shown.late else {})},
         "summary": _summary(tests),
         "tests": tests,
     }

@@ -4,18 +4,36 @@ A hidden check exists so that students cannot fit their code to its inputs;
 its message quotes those inputs and the values expected from them, and its
 diagnosis names what the inputs revealed. So the student's view keeps only
 that the check exists, what it is about and how it went. One pure function,
-shared by every page or file a student receives (the HTML report, CI).
+shared by every page or file a student receives (the HTML report, pytest-json,
+Gradescope's results.json, CI's cards, summary, annotations and Classroom
+result): a format reads the view ``as_seen_by`` gives it, never the card it
+came from, so what the view drops (the seed of the hidden inputs included)
+cannot reach a student through a field a format happens to copy.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard
-from grader.seeds import HIDDEN_ENVIRONMENT_KEYS
+from grader.seeds import HIDDEN_ENVIRONMENT_KEYS, NO_SECRET
 
 VISIBLE = "visible"  # every other visibility (hidden, after_due_date, after_published) is masked
 HIDDEN_MESSAGE = "hidden check: its details are shown to course staff only"
+VIEWS = ("student", "instructor")  # the readers a report is drawn for (``--view``)
+
+
+def as_seen_by(card: Scorecard, view: str) -> Scorecard:
+    """The card ``view`` may read: the student's view, or the whole card for the instructor.
+
+    Every format drawn for a chosen reader starts here, so there is one place
+    that decides what a student sees; ValueError on a view nobody reads.
+    """
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r} (known: {', '.join(VIEWS)})")
+    return student_view(card) if view == "student" else card
 
 
 def student_view(card: Scorecard) -> Scorecard:
@@ -38,10 +56,33 @@ def student_view(card: Scorecard) -> Scorecard:
                    environment=_visible_environment(card.environment))
 
 
-def _visible_environment(env: dict) -> dict:
+def _visible_environment(env: Mapping[str, Any]) -> dict[str, Any]:
     """The seed of the student's hidden inputs (``grader.seeds``) and the note that there is none go:
-    with the seed (and the checks' source) a student could rebuild those inputs."""
-    return {k: v for k, v in env.items() if k not in HIDDEN_ENVIRONMENT_KEYS}
+    with the seed (and the checks' source) a student could rebuild those inputs. So does any other
+    entry, at any depth, whose value spells the seed out (a note or a nested record that quotes it)."""
+    return _without_seed(env, _seed_text(env))
+
+
+def _seed_text(env: Mapping[str, Any]) -> str | None:
+    """The seed's decimal digits, or None without a seed (0 is everyone's: it reveals nothing)."""
+    seed = env.get("input_seed")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed == NO_SECRET:
+        return None
+    return str(seed)
+
+
+def _without_seed(entries: Mapping[str, Any], seed: str | None) -> dict[str, Any]:
+    """``entries`` less the seed's own keys and every value that quotes ``seed``; nested mappings are
+    cleaned entry by entry, so the rest of them (``isolation``) stays."""
+    kept: dict[str, Any] = {}
+    for key, value in entries.items():
+        if key in HIDDEN_ENVIRONMENT_KEYS:
+            continue
+        if isinstance(value, Mapping):
+            kept[key] = _without_seed(value, seed)
+        elif seed is None or seed not in str(value):
+            kept[key] = value
+    return kept
 
 
 def _visible_diagnoses(card: Scorecard) -> tuple[ExerciseDiagnosis, ...]:

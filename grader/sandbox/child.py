@@ -16,7 +16,6 @@ tampers with this module can spoil its own evidence, never forge a verdict.
 from __future__ import annotations
 
 import os
-import random
 import socket
 import sys
 import types
@@ -25,7 +24,7 @@ from typing import Any, Callable
 
 import torch
 
-from grader.sandbox import layers, protocol, workspace
+from grader.sandbox import layers, protocol, rng, workspace
 
 MAX_TRACEBACK = 2000
 
@@ -101,8 +100,8 @@ def load(request: dict) -> tuple[dict[str, Any] | None, dict]:
     module = types.ModuleType("submission")
     module.__file__ = filename
     sys.modules["submission"] = module
-    _seed(int(request.get("seed", 0)))
     try:
+        rng.reset(int(request.get("seed", 0)))
         code = compile(str(request["source"]), filename, "exec", dont_inherit=True)
         exec(code, module.__dict__)  # noqa: S102 - this is the sandbox; running it is the point
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are student errors too
@@ -117,20 +116,6 @@ def _kind(v: Any) -> str:
     if callable(v):
         return "function"
     return "value"
-
-
-def _seed(seed: int) -> None:
-    """Reset the RNGs before each call, so dropout and friends give the same numbers every grading.
-
-    Not ``torch.manual_seed``: it also queues seeds for CUDA, XPU and MTIA with a
-    formatted stack trace each (~100 us a call, measured: a third of a trivial
-    request). The CPU generator is seeded directly; CUDA only once a request has
-    brought CUDA tensors in (CUDA initialises lazily in the child, never in the server).
-    """
-    torch.default_generator.manual_seed(seed)
-    if torch.cuda.is_initialized():
-        torch.cuda.manual_seed_all(seed)
-    random.seed(seed)
 
 
 def _lookup(namespace: dict[str, Any], name: str) -> tuple[Callable | None, dict | None]:
@@ -154,8 +139,8 @@ def call(namespace: dict[str, Any], request: dict) -> dict:
     wrt = [i for i in (vjp or {}).get("wrt", []) if isinstance(args[i], torch.Tensor)]
     for i in wrt:
         args[i] = args[i].detach().requires_grad_(True)
-    _seed(int(request.get("seed", 0)))
     try:
+        rng.reset(int(request.get("seed", 0)))  # inside: a submission that broke an RNG spoils only its own answer
         result = fn(*args, **kwargs)
         grads = _vjp(result, [args[i] for i in wrt], vjp["cotangents"]) if vjp else None
     except BaseException as exc:  # noqa: BLE001 - every student failure becomes evidence
@@ -235,15 +220,20 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
     Request keys: ``cls``, ``args``, ``kwargs``, ``params`` (tensors loaded
     with ``load_state_dict(strict=False)``), ``dtype``, ``to`` (a device),
     ``mode`` (``train``/``eval``), ``inputs`` (forward is called on each),
-    ``cotangent`` (for the input gradient of the first input), ``seed``.
+    ``cotangent`` (for the input gradient of the first input), ``seed`` (the RNG
+    state every forward starts from, ``rng``), ``build_seed`` (the one the module
+    is built in: weights the params do not replace are drawn from it), ``run`` (the dotted name of a
+    submodule whose forward is run instead, such as ``heads.0``: a part judged
+    as its parent built it).
     """
     name = str(request.get("cls"))
     cls, error = _lookup(namespace, name)
     if error:
         return error
     facts: dict[str, Any] = {}
-    _seed(int(request.get("seed", 0)))
+    seed = int(request.get("seed", 0))
     try:
+        rng.reset(int(request.get("build_seed", seed)))
         module = cls(*(request.get("args") or []), **(request.get("kwargs") or {}))
         if not isinstance(module, torch.nn.Module):
             return {"ok": True, "facts": {"not_module": type(module).__name__}}
@@ -257,13 +247,14 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
         module.train(request.get("mode", "eval") == "train")
         facts.update(_describe_module(module))
         before = set(facts["parameters"])
+        run = module.get_submodule(str(request["run"])) if request.get("run") else module
         outputs, grads = [], []
         for i, x in enumerate(request.get("inputs") or []):
             cot = request.get("cotangent") if i == 0 else None
             if cot is not None:
                 x = x.detach().requires_grad_(True)
-            _seed(int(request.get("seed", 0)) + i)
-            out = module(x)
+            rng.reset(seed)  # every input from the same state: one input twice gives one output twice
+            out = run(x)
             if cot is not None and isinstance(out, torch.Tensor):
                 (g,) = torch.autograd.grad(out, x, cot.to(out.dtype), allow_unused=True)
                 grads.append(None if g is None else g.detach())

@@ -14,10 +14,9 @@ from typing import Any, Callable
 
 import torch
 
+from grader.sandbox import rng
 from grader.sandbox.client import SubmissionWorker, raise_for_reply
 from grader.sandbox.errors import LoadFailed
-
-DEFAULT_SEED = 1234
 
 
 @dataclass(frozen=True)
@@ -33,10 +32,18 @@ class StudentProxy:
     def __init__(self, worker: SubmissionWorker) -> None:
         self._worker = worker
         self._requests: list[tuple[dict, dict]] = []
+        self._check, self._salt = "", 0
 
-    def start_recording(self) -> None:
-        """Forget the requests kept so far: the judge calls this as each check starts."""
+    def start_recording(self, check: str = "", salt: int = 0) -> None:
+        """Forget the requests kept so far, and derive this check's RNG states from ``check`` (its id) and
+        ``salt`` (the student's seed, ``grader.seeds``) from now on (``rng``): the judge calls this as each
+        check starts."""
         self._requests = []
+        self._check, self._salt = check, salt
+
+    def rng_seed(self, stream: int = 0) -> int:
+        """The RNG seed a request of the current check on ``stream`` starts from."""
+        return rng.derive(self._check, stream, self._salt)
 
     def recorded(self) -> list[tuple[dict, dict]]:
         """Every (request, reply) since ``start_recording``: what a failed check's diagnosis replays."""
@@ -64,21 +71,23 @@ class StudentProxy:
         *args: Any,
         vjp: dict | None = None,
         return_args: bool = False,
-        seed: int = DEFAULT_SEED,
+        stream: int = 0,
         **kwargs: Any,
     ) -> CallResult:
         """Run ``name(*args, **kwargs)`` in the child.
 
         ``vjp={"wrt": [arg indices], "cotangents": ...}`` also returns the input
         gradients for those cotangents; ``return_args`` returns the inputs as
-        they are after the call, to see whether they were modified.
+        they are after the call, to see whether they were modified; ``stream``
+        another RNG state than the check's own (``rng``: the same request on the
+        same stream always gets the same answer).
         """
         message = {
             "op": "call",
             "fn": name,
             "args": list(args),
             "kwargs": kwargs,
-            "seed": seed,
+            "seed": self.rng_seed(stream),
             "vjp": vjp,
             "return_args": return_args,
         }
@@ -87,9 +96,12 @@ class StudentProxy:
         self._raise(reply, name)
         return CallResult(reply.get("value"), reply.get("grads"), reply.get("args"))
 
-    def probe(self, cls: str, *args: Any, seed: int = DEFAULT_SEED, **options: Any) -> dict[str, Any]:
-        """Construct ``cls(*args)`` in the child and report facts (see ``child.probe``)."""
-        message = {"op": "probe", "cls": cls, "args": list(args), "seed": seed, **options}
+    def probe(self, cls: str, *args: Any, stream: int = 0, **options: Any) -> dict[str, Any]:
+        """Construct ``cls(*args)`` in the child and report facts (see ``child.probe``); ``stream`` as in ``call``,
+        for the forwards only: the module is always built in the check's own state, so weights the check does not
+        load are the same on every stream."""
+        message = {"op": "probe", "cls": cls, "args": list(args), "seed": self.rng_seed(stream),
+                   "build_seed": self.rng_seed(0), **options}
         reply = self._worker.request(message, f"`{cls}`")
         self._requests.append((message, reply))
         self._raise(reply, cls)

@@ -119,7 +119,14 @@ class GraderPlugin:
     def pytest_runtest_protocol(self, item: pytest.Item) -> None:
         item.user_properties.clear()  # the same item runs once per submission
         if self.context is not None:
-            self.context.student.start_recording()  # a failed check's diagnosis replays only its own requests
+            # A failed check's diagnosis replays only its own requests; its RNG states are its own (``rng``).
+            self.context.student.start_recording(check_key(item), self._salt(item))
+
+    def _salt(self, item: pytest.Item) -> int:
+        """The student's seed for a hidden check's RNG states; 0 for a visible one, whose answers must be the
+        same in the student kit (which has no seed) as in the course's grader."""
+        cfg = self._collected_for.check(exercise_of(item), test_name(item))
+        return self.context.seed if self.context is not None and cfg is not None and cfg.visibility != "visible" else 0
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):  # noqa: ANN201 - pytest hookwrapper
@@ -175,6 +182,12 @@ class GraderPlugin:
 def exercise_of(item: pytest.Item) -> str:
     marker = item.get_closest_marker("exercise")
     return str(marker.args[0]) if marker else ""
+
+
+def check_key(item: pytest.Item) -> str:
+    """A check's id where it was collected from (``test_modules.py::test_x[SelfAttentionHead]``): the same in
+    the course's grader and in a student kit, whatever folder each runs from."""
+    return item.nodeid.rsplit("/", 1)[-1]
 
 
 def test_name(item: pytest.Item) -> str:

@@ -54,12 +54,13 @@ def test_inputs_are_not_modified(student, cases, fn):
         h.check_inputs_unchanged(student, case)
 
 
-def test_gradients_match_reference(student, reference, hidden_cases, assignment, fn):
+def test_gradients_match_reference(student, reference, hidden_cases, hidden_seed, assignment, fn):
     ex = plan.exercise(assignment, fn)
     if not ex.gradient_inputs:
         raise AssertionError(f"`{fn}` has no `gradient_inputs:` in assignments.yaml (a grader bug: report it)")
     positive = (lambda i, x: x > 0) if ex.gradient_where == "positive" else None
-    h.check_gradients(student, reference, inputs(hidden_cases, fn)[0], list(ex.gradient_inputs), where=positive)
+    h.check_gradients(student, reference, inputs(hidden_cases, fn)[0], list(ex.gradient_inputs), where=positive,
+                      salt=hidden_seed)
 
 
 def test_accepts_non_contiguous_inputs(student, reference, hidden_cases, assignment, fn):

@@ -22,13 +22,14 @@ def test_rows_sum_to_one(student):
     w = h.as_tensor(student.softmax(x), "`softmax`")
     h.expect_shape(w, x.shape, "`softmax` on scores 2x3x5x7")
     sums = w.double().sum(-1)
-    worst = int((sums - 1).abs().argmax())
-    row = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), sums.shape))
-    assert torch.allclose(sums, torch.ones_like(sums), atol=1e-4), (
+    off = torch.where(torch.isfinite(sums), (sums - 1).abs(), torch.zeros_like(sums))  # NaN/inf rows: below
+    row = tuple(int(i) for i in torch.unravel_index(off.argmax(), sums.shape))
+    assert not (off > 1e-4).any(), (
         f"row {row} of the softmax output sums to {sums[row].item():.4g}; every row along the last dim must sum to 1. "
         "Is the sum taken over the last dimension (dim=-1, keepdim=True)?"
     )
-    assert (w >= 0).all(), "`softmax` returned negative weights"
+    assert not (w < 0).any(), "`softmax` returned negative weights"
+    h.inconclusive_if_nonfinite("whether each row sums to 1", (w, "`softmax` output", "scores 2x3x5x7"))
 
 
 def test_softmax_uses_the_dim_argument(student):

@@ -7,10 +7,11 @@ judgment is made here from the facts the worker reports.
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from grader.checks import helpers as h
-from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, T, ModuleSpec, skip_if_nonfinite, x_of
+from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, N_HEADS, T, ModuleSpec, skip_if_nonfinite, x_of
 from grader.sandbox.errors import StudentError
 
 HINTS = {
@@ -150,10 +151,13 @@ def test_follows_module_dtype(student, spec):
     (out,) = _outputs(facts, f"`{spec.cls}`", 1)
     h.expect_dtype(out, torch.float64, f"`{spec.cls}` output after .to(torch.float64)")
     (out32,) = _outputs(spec.probe(student, params=spec.params(), inputs=[x]), f"`{spec.cls}`", 1)
-    skip_if_nonfinite([out32, out], f"`{spec.cls}` output", ["x in float32", "x in float64"], "the dtype")
+    (again,) = _outputs(spec.probe(student, params=spec.params(), inputs=[x], stream=1), f"`{spec.cls}`", 1)
+    skip_if_nonfinite([out32, out, again], f"`{spec.cls}` output", ["x in float32", "x in float64",
+                                                                    "x in float32 under another random state"], "the dtype")
+    rtol, atol = h.TOLERANCES[torch.float32]
     h.expect_close(out, out32, f"`{spec.cls}` in float64 compared with the same module in float32", torch.float32,
                    "After .to(torch.float64) the module must compute the same function in float64: "
-                   "make nothing in forward with a fixed dtype.")
+                   "make nothing in forward with a fixed dtype.", tolerance=(rtol, atol + h.noise_margin(out32, again)))
 
 
 def test_gradients_flow_to_the_input(student, spec, hidden_seed):
@@ -185,10 +189,14 @@ def test_gradients_flow_to_the_input(student, spec, hidden_seed):
 
 
 def test_no_dropout_in_eval_mode(student, spec):
-    """In eval mode dropout does nothing: two calls agree, and dropout=0.5 gives what dropout=0.0 gives."""
+    """In eval mode dropout does nothing: the same input under two random states gives one output, and
+    dropout=0.5 gives what dropout=0.0 gives. The one check that reads the module's randomness in eval mode:
+    every other check runs its requests under one random state (``grader.sandbox.rng``)."""
     x = x_of(T, seed=70)
-    facts = spec.probe(student, dropout=0.5, params=spec.params(), mode="eval", inputs=[x, x])
-    a, b = _outputs(facts, f"`{spec.cls}`", 2)
+    facts = spec.probe(student, dropout=0.5, params=spec.params(), mode="eval", inputs=[x])
+    (a,) = _outputs(facts, f"`{spec.cls}`", 1)
+    (b,) = _outputs(spec.probe(student, dropout=0.5, params=spec.params(), mode="eval", inputs=[x], stream=1),
+                    f"`{spec.cls}`", 1)
     (c,) = _outputs(spec.probe(student, dropout=0.0, params=spec.params(), mode="eval", inputs=[x]), f"`{spec.cls}`", 1)
     skip_if_nonfinite([a, b, c], f"`{spec.cls}` output in eval mode", ["x (dropout=0.5)", "x again (dropout=0.5)",
                                                                        "x (dropout=0.0)"], "dropout")
@@ -198,20 +206,27 @@ def test_no_dropout_in_eval_mode(student, spec):
         raise AssertionError(
             f"`{spec.cls}` in eval mode still drops out: `{name}` holds modules in a plain Python {kind}, so .eval() "
             f"never reaches them. Wrap them in nn.Module{'Dict' if kind == 'dict' else 'List'}(...).")
-    assert torch.equal(a, b), f"`{spec.cls}` in eval mode gives different outputs on the same input: dropout must be off in eval()"
+    assert torch.equal(a, b), (
+        f"`{spec.cls}` in eval mode gives different outputs for the same input under two random states: something "
+        "random is still on in eval() (dropout, added noise, or a layer created in forward with new random weights). "
+        "Use an nn.Dropout module, or F.dropout(..., training=self.training), and create every layer in __init__.")
     h.expect_close(a, c, f"`{spec.cls}` in eval mode with dropout=0.5 compared with the same weights and dropout=0.0",
                    torch.float32,
                    "In eval mode dropout must do nothing: use an nn.Dropout module (or F.dropout(..., training=self.training)).")
 
 
 def test_dropout_active_in_training_mode(student, spec):
+    """In training mode with dropout=0.5, the same input under two random states gives two outputs: something is
+    dropped, and which depends on the random state. Compared with itself, never with eval mode, so dropout that
+    is also (wrongly) on in eval mode still counts as active here."""
     x = x_of(T, seed=80)
-    train = _outputs(spec.probe(student, dropout=0.5, params=spec.params(), mode="train", inputs=[x]), f"`{spec.cls}`", 1)[0]
-    (plain,) = _outputs(spec.probe(student, dropout=0.0, params=spec.params(), mode="eval", inputs=[x]), f"`{spec.cls}`", 1)
-    skip_if_nonfinite([train, plain], f"`{spec.cls}` output", ["x in training mode (dropout=0.5)", "x in eval mode"],
-                      "dropout")
-    assert not torch.allclose(train.double(), plain.double(), atol=1e-5), (
-        f"`{spec.cls}` in training mode with dropout=0.5 gives exactly the eval output: dropout is never applied"
+    train = [_outputs(spec.probe(student, dropout=0.5, params=spec.params(), mode="train", inputs=[x], stream=s),
+                      f"`{spec.cls}`", 1)[0] for s in (0, 1)]
+    skip_if_nonfinite(train, f"`{spec.cls}` output", ["x in training mode (dropout=0.5)",
+                                                      "x in training mode under another random state"], "dropout")
+    assert not torch.allclose(train[0].double(), train[1].double(), atol=1e-5), (
+        f"`{spec.cls}` in training mode with dropout=0.5 gives the same output under two random states: "
+        "dropout is never applied. Apply an nn.Dropout(dropout) to the attention weights."
     )
 
 
@@ -223,10 +238,18 @@ def test_no_dropout_at_rate_zero_in_training_mode(student, spec):
     what = f"`{spec.cls}(..., dropout=0.0)`"
     facts = spec.probe(student, dropout=0.0, params=spec.params(), mode="train", inputs=[x])
     (train,) = _outputs(facts, what, 1)
+    (again,) = _outputs(spec.probe(student, dropout=0.0, params=spec.params(), mode="train", inputs=[x], stream=1),
+                        what, 1)
     (plain,) = _outputs(spec.probe(student, dropout=0.0, params=spec.params(), mode="eval", inputs=[x]), what, 1)
-    skip_if_nonfinite([train, plain], f"{what} output", ["x in training mode", "x in eval mode"], "the dropout rate")
+    skip_if_nonfinite([train, again, plain], f"{what} output",
+                      ["x in training mode", "x in training mode under another random state", "x in eval mode"],
+                      "the dropout rate")
     fixed = {n: p for n, p in (facts.get("dropout") or {}).items() if p != 0.0}
     seen = f" It holds {', '.join(f'{n} with p={p:g}' for n, p in sorted(fixed.items())[:2])}." if fixed else ""
+    assert torch.allclose(again.double(), train.double(), rtol=1e-4, atol=1e-5), (
+        f"{what} in training mode gives different outputs for the same input under two random states, so it "
+        f"still drops something: with dropout=0.0 nothing may be dropped.{seen} Use the `dropout` argument as the "
+        "rate (nn.Dropout(dropout)), not a fixed number.")
     h.expect_close(train, plain, f"{what} in training mode compared with the same module in eval mode", torch.float32,
                    f"With dropout=0.0 nothing may be dropped, in training mode too.{seen} Use the `dropout` argument as "
                    "the rate (nn.Dropout(dropout)), not a fixed number; nn.Dropout() alone drops half.")
@@ -270,3 +293,69 @@ def test_tril_is_built_at_context_length(student, spec):
     h.expect_close(outs[2], base, f"{what} on an input of length {CTX}, compared with the same weights at "
                    f"context_length={CTX}", torch.float32,
                    "context_length must only size tril; slice it to the input length with tril[:T, :T].")
+
+
+RATES = (0.25, 0.6)  # two rates: a rate fixed in the code (or nn.Dropout()'s default 0.5) cannot match both
+RATE_ROWS = 64  # B at T=1: every row keeps its one weight with probability 1 - p, so some row keeps it
+
+
+def _drop_factors(out: torch.Tensor, base: torch.Tensor) -> torch.Tensor:
+    """What dropout did to each entry at T=1, where the single attention weight is exactly 1: ``out / base``
+    (``base`` the same module's output with nothing dropped), 0 where it was dropped and 1 / (1 - p) where it
+    was kept; read where ``base`` is clearly not 0."""
+    readable = base.abs() > 1e-3
+    return out.double()[readable] / base.double()[readable]
+
+
+def _rate_finding(factors: torch.Tensor, p: float, what: str) -> str:
+    """Why the kept weights do not show the rate ``p``, in words; "" when they do (or none was kept)."""
+    kept = factors[factors.abs() > 1e-6]
+    want = 1 / (1 - p)
+    off = kept[~((kept - want).abs() <= 1e-3 * want)]
+    if not off.numel():
+        return ""
+    seen = off[0].item()
+    rate = ("no dropout at all" if abs(seen - 1) < 1e-3 else f"the rate {1 - 1 / seen:.3g}" if seen > 1
+            else "no rate dropout gives")
+    return (f"{what} in training mode scales a kept attention weight by {seen:.4g}, which is {rate}; dropout={p:g} "
+            f"keeps a weight with factor 1 / (1 - {p:g}) = {want:.4g} (at T=1 the single weight is 1, so each output "
+            "entry is 0 or that factor times the output with nothing dropped)")
+
+
+def test_dropout_drops_at_the_asked_rate(student, spec):
+    """At T=1 the one attention weight is exactly 1, so dropout leaves it 0 or scales it by exactly 1 / (1 - p):
+    the rate shows in the kept entries without statistics, and a row that was dropped is never held against
+    anyone. Judged at two rates against the module's own output with nothing dropped (eval mode, dropout=0.0,
+    the reference's weights loaded), which must not depend on the random state. For `MultiHeadAttention`,
+    each head is run as the module built it (``heads.i``): the rate it was given."""
+    x = h.randn(RATE_ROWS, 1, D_MODEL, seed=95)
+    params = spec.params()
+    for part in [None] if spec.cls == "SelfAttentionHead" else [f"heads.{i}" for i in range(N_HEADS)]:
+        what = f"`{spec.cls}(..., dropout={{p:g}})`" + (f"'s {part}" if part else "")
+        run = {"run": part} if part else {}
+        try:
+            base, again = (_outputs(spec.probe(student, dropout=0.0, params=params, mode="eval", inputs=[x], stream=s,
+                                               **run), what.format(p=0.0), 1)[0] for s in (0, 1))
+        except StudentError as err:
+            if part and err.exc_type == "AttributeError":
+                pytest.skip(f"`{spec.cls}` has no submodule {part} (its heads are not an nn.ModuleList of "
+                            "SelfAttentionHead: another check reports that), so the heads' dropout rate cannot "
+                            "be measured; not counted here")
+            raise
+        skip_if_nonfinite([base], f"{what.format(p=0.0)} output", [f"x {RATE_ROWS}x1x{D_MODEL} in eval mode"],
+                          "the dropout rate")
+        if not torch.equal(base, again):
+            pytest.skip(f"{what.format(p=0.0)} in eval mode gives different outputs under two random states "
+                        "(test_no_dropout_in_eval_mode reports it), so there is no output with nothing dropped to "
+                        "read the rate against; not counted here")
+        for p in RATES:
+            facts = spec.probe(student, dropout=p, params=params, mode="train", inputs=[x], **run)
+            (out,) = _outputs(facts, what.format(p=p), 1)
+            h.expect_shape(out, tuple(base.shape), f"{what.format(p=p)} output for x {RATE_ROWS}x1x{D_MODEL}")
+            skip_if_nonfinite([out], f"{what.format(p=p)} output", [f"x {RATE_ROWS}x1x{D_MODEL} in training mode"],
+                              "the dropout rate")
+            finding = _rate_finding(_drop_factors(out, base), p, what.format(p=p))
+            assert not finding, finding + (
+                ". Build every head with the module's own rate: SelfAttentionHead(d_model, d_model // n_heads, "
+                "context_length, dropout), not a fixed, halved or other number." if part else
+                ". Use the `dropout` argument as the rate: nn.Dropout(dropout) on the weights, not a fixed number.")

@@ -4,7 +4,7 @@
 # message: created in forward|__init__
 # diagnosis: none (structural; the weights are right once made, but proj only exists after the first forward)
 # why: proj is created lazily in forward, so it is missing when the module is built: load_state_dict, the optimizer and .to() never see it
-# may_fail: MultiHeadAttention::test_weights_load_under_contract_names*, MultiHeadAttention::test_proj_is_a_linear_d_model_to_d_model
+# may_fail: MultiHeadAttention::test_weights_load_under_contract_names*, MultiHeadAttention::test_proj_is_a_linear_d_model_to_d_model, MultiHeadAttention::test_no_dropout_in_eval_mode*, MultiHeadAttention::test_no_dropout_at_rate_zero_in_training_mode*
 
 
 class MultiHeadAttention(nn.Module):  # noqa: F811 - replaces the reference's class

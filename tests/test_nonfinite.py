@@ -1,0 +1,184 @@
+"""No check is ever passed by NaN or inf: variants generated from the reference, not a list kept by hand.
+
+For every exercise whose reference returns floating tensors, the reference is wrapped so that the
+exercise's outputs carry a *poison* in one *pattern*: NaN in one row, inf in one entry, NaN everywhere.
+Beside each poisoned variant stands its *finite twin*: the same pattern filled with an ordinary wrong
+number (7.5). A check that fails on the twin reads those entries; it must then not pass on the poisoned
+variant either: NaN and inf are never better evidence than a wrong finite value. It must say "failed"
+(the values are wrong) or "could not be judged" (the property cannot be read from NaN), never "passed".
+
+The callers of a poisoned exercise call the poisoned version (the wrapper replaces the name in the
+module, as a student's own function would be), so their checks are held to the same rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+import torch
+
+from grader import api
+from grader.config import load_config
+from grader.sandbox.client import WorkerServer
+from grader.scorecard import Scorecard
+from tests.corpus_cases import FILENAME, REFERENCE
+
+PATTERNS = ("row", "entry", "all")
+POISONS = {"row": "nan", "entry": "inf", "all": "nan"}  # the issue's three: a NaN row, one inf entry, all NaN
+TWIN = "7.5"  # the finite wrong value of the twin
+NOT_CREDITED = "passed, but not credited"
+
+POISON_HELPER = '''
+
+# ---- generated: {exercise} returns {fill} in pattern {pattern} ----
+import torch as _poison_torch
+
+
+def _poisoned(value, pattern={pattern!r}, fill=float({fill!r})):
+    if isinstance(value, (tuple, list)):
+        return type(value)(_poisoned(v) for v in value)
+    if not isinstance(value, _poison_torch.Tensor) or not value.is_floating_point() or value.numel() == 0:
+        return value
+    mask = _poison_torch.zeros(value.shape, dtype=_poison_torch.bool, device=value.device)
+    if pattern == "all" or value.dim() == 0:
+        mask[...] = True
+    elif pattern == "row":
+        mask[..., 0, :] = True if value.dim() >= 2 else False
+        if value.dim() == 1:
+            mask[0] = True
+    else:
+        mask.view(-1)[value.numel() // 2] = True
+    return value.masked_fill(mask, fill)
+'''
+
+FUNCTION_WRAPPER = '''
+_poison_original = {exercise}
+
+
+def {exercise}(*args, **kwargs):
+    return _poisoned(_poison_original(*args, **kwargs))
+'''
+
+MODULE_WRAPPER = '''
+_poison_forward = {exercise}.forward
+
+
+def _poison_new_forward(self, *args, **kwargs):
+    return _poisoned(_poison_forward(self, *args, **kwargs))
+
+
+{exercise}.forward = _poison_new_forward
+'''
+
+
+@dataclass(frozen=True)
+class Variant:
+    assignment: str
+    exercise: str
+    pattern: str
+    fill: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.assignment}/{self.exercise}/{self.pattern}-{self.fill}"
+
+    def source(self) -> str:
+        wrapper = MODULE_WRAPPER if self.exercise[:1].isupper() else FUNCTION_WRAPPER
+        return (REFERENCE[self.assignment].read_text() + POISON_HELPER.format(**vars(self))
+                + wrapper.format(exercise=self.exercise))
+
+
+def _floating_exercises(assignment: str) -> list[str]:
+    """The exercises whose reference returns a floating tensor (``causal_mask`` returns bools: nothing to poison)."""
+    config = load_config().assignment(assignment)
+    if assignment == "attention":
+        from grader.checks.attention.conftest import build_cases
+        from grader.session.plugin import load_reference
+
+        reference, cases = load_reference(REFERENCE[assignment]), build_cases()
+        floating = []
+        for ex in config.exercises:
+            case = cases[ex.name][0]
+            out = getattr(reference, ex.name)(*case.args, **case.kwargs)
+            outs = out if isinstance(out, tuple) else (out,)
+            if any(isinstance(o, torch.Tensor) and o.is_floating_point() for o in outs):
+                floating.append(ex.name)
+        return floating
+    return [ex.name for ex in config.exercises]
+
+
+def variants() -> Iterator[tuple[Variant, Variant]]:
+    """(poisoned, twin) for every floating exercise of both assignments and every pattern."""
+    for assignment in sorted(REFERENCE):
+        for exercise in _floating_exercises(assignment):
+            for pattern in PATTERNS:
+                yield (Variant(assignment, exercise, pattern, POISONS[pattern]), Variant(assignment, exercise, pattern, TWIN))
+
+
+PAIRS = list(variants())
+
+
+@pytest.fixture(scope="module")
+def cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scorecard]:
+    """Every variant graded once, through one warm grader per assignment."""
+    folder = tmp_path_factory.mktemp("nonfinite")
+    graded: dict[str, Scorecard] = {}
+    for assignment in sorted(REFERENCE):
+        with api.Grader(assignment, server=server) as grader:
+            for pair in PAIRS:
+                for variant in pair:
+                    if variant.assignment != assignment:
+                        continue
+                    path = folder / variant.id.replace("/", "_") / FILENAME[assignment]
+                    path.parent.mkdir(parents=True)
+                    path.write_text(variant.source(), encoding="utf-8")
+                    graded[variant.id] = grader.grade(path)
+    return graded
+
+
+def passed(status: str, message: str) -> bool:
+    """A recorded pass, credited or not (a pass held back by the gate is still a pass drawn from NaN)."""
+    return status == "passed" or message.startswith(NOT_CREDITED)
+
+
+def test_every_floating_exercise_has_variants():
+    exercises = {(p.assignment, p.exercise) for p, _ in PAIRS}
+    assert ("attention", "softmax") in exercises and ("attention-modules", "MultiHeadAttention") in exercises
+    assert ("attention", "causal_mask") not in exercises  # bools hold no NaN
+    assert len(PAIRS) == 3 * len(exercises)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p[0].id)
+def test_no_check_passes_on_nan_or_inf_where_a_wrong_number_fails_it(cards, pair):
+    poisoned, twin = (cards[v.id] for v in pair)
+    assert not poisoned.grader_error and not twin.grader_error, (poisoned.grader_error, twin.grader_error)
+    twin_failed = {(c.exercise, c.id) for c in twin.checks if not passed(c.status, c.message)
+                   and c.status != "skipped"}
+    assert twin_failed, f"the finite twin {pair[1].id} fails no check: the variant tests nothing"
+    drawn_from_nan = [(c.exercise, c.id, c.message[:200]) for c in poisoned.checks
+                      if (c.exercise, c.id) in twin_failed and passed(c.status, c.message)]
+    assert not drawn_from_nan, f"passed on {pair[0].fill} where {TWIN} fails: {drawn_from_nan[:3]}"
+
+
+def test_a_check_that_meets_nan_says_failed_or_could_not_be_judged(cards):
+    """Every check of the poisoned exercise that did not pass says why in words: a finding on the values, or
+    "could not be judged" with the non-finite finding, never a bare traceback."""
+    for pair in PAIRS:
+        card = cards[pair[0].id]
+        for c in card.checks:
+            if c.exercise == pair[0].exercise and c.status in ("failed", "error") and not c.message:
+                raise AssertionError(f"{pair[0].id}: {c.id} failed without a message")
+
+
+def test_the_reference_itself_passes_every_check(server: WorkerServer, tmp_path: Path):
+    """The wrapper changes nothing but the poison: with the poison never applied, the card is full."""
+    for assignment in sorted(REFERENCE):
+        source = REFERENCE[assignment].read_text() + POISON_HELPER.format(exercise="-", fill="nan", pattern="row")
+        path = tmp_path / assignment / FILENAME[assignment]
+        path.parent.mkdir()
+        path.write_text(source, encoding="utf-8")
+        card = api.grade(path, assignment, server=server)
+        assert card.score == card.max_score, [(c.id, c.message[:100]) for c in card.checks if c.status != "passed"]
