@@ -2,10 +2,11 @@
 scores exactly what its .py scores.
 
 One notebook per alternative combines every habit: pyplot at the top with ``%matplotlib inline``, a
-heatmap cell, ``input()`` and a missing data file with later cells building on them, builtin-made
-constants used inside the functions, a seed and a device, a tqdm loop, MBs of saved plots, and an
-nbgrader-style test cell after each definition (top-level tensors, asserts, the result recomputed by
-hand, shapes that only agree when the cells run in order). The .py scores come from the session's
+heatmap cell, ``input()`` and a missing data file with later cells building on them, constants used
+inside the functions and finished in a later cell (``KEY_AXES.append(-1)``, ``CFG.update(...)``,
+``CFG["k"] = v``, ``MASK_SIGN *= -1``; one more change asks for input), a seed and a device, a tqdm
+loop, MBs of saved plots, and an nbgrader-style test cell after each definition (top-level tensors,
+asserts, the result recomputed by hand, shapes that only agree when the cells run in order). The .py scores come from the session's
 ``corpus_cards``; the notebooks are graded through one warm grader per assignment.
 """
 
@@ -36,10 +37,19 @@ def split_cells(source: str) -> tuple[list[str], list[str]]:
 
 
 def with_constants(cell: str) -> str:
-    """The habit of naming constants once: ``float("-inf")`` -> MASK_VALUE, ``transpose(-2, -1)`` ->
-    ``transpose(*last_two)`` (a lowercase alias of AXES: kept only because a function uses it)."""
-    return (cell.replace('float("-inf")', "MASK_VALUE").replace("float('-inf')", "MASK_VALUE")
+    """The habit of naming constants once: ``float("-inf")`` -> ``CFG["mask_value"]``, ``transpose(-2, -1)``
+    -> ``transpose(*last_two)`` (a lowercase alias of KEY_AXES, kept only because a function uses it, and
+    set before KEY_AXES is finished)."""
+    return (cell.replace('float("-inf")', 'CFG["mask_value"]').replace("float('-inf')", 'CFG["mask_value"]')
             .replace("transpose(-2, -1)", "transpose(*last_two)"))
+
+
+# The constants as a student builds them up over two cells: each change is needed for the right value
+# (without the append, transpose(-2) raises; without the update, the *= or the item assignment the fill
+# value is 0.0, -0.0 or +inf). The last change asks for input: dropped, it costs no points.
+CONSTANTS = "CFG = {'mask_value': 0.0}\nMASK_SIGN = 1.0\nKEY_AXES = []\nKEY_AXES.append(-2)\nlast_two = KEY_AXES"
+FINISHED = ("KEY_AXES.append(-1)\nCFG.update(mask_value=float('inf'))\nMASK_SIGN *= -1\n"
+            "CFG['mask_value'] = MASK_SIGN * CFG['mask_value']\nCFG.update(prompt=input('mask? '))")
 
 
 def plot_output(rng: random.Random) -> nbformat.NotebookNode:
@@ -75,14 +85,16 @@ def student_notebook(case: CorpusCase) -> nbformat.NotebookNode:
                       "from tqdm import tqdm\n" + "\n".join(imports)))
     cells.append(code("torch.manual_seed(0)\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
                       "plt.rcParams['figure.figsize'] = (6, 4)"))
-    cells.append(code("MASK_VALUE = float('-inf')\nAXES = tuple([-2, -1])\nlast_two = AXES"))
+    cells.append(code(CONSTANTS))
     cells.append(code("T = int(input('sequence length? '))"))
     cells.append(code("data = np.load('tokens.npy')\nvocab = int(data.max()) + 1"))
-    cells.append(code("x = torch.randn(1, T, 8)\ntokens = torch.tensor(data)[:T]\nk = torch.randn(2, 3, 5, 3)"))
+    cells.append(code(FINISHED))
+    cells.append(code("x = torch.randn(1, T, 8)\ntokens = torch.tensor(data)[:T]\nk = torch.randn(2, 3, 5, 3)\n"
+                      "shapes = []\nshapes.append(k.shape)"))
     for index, cell in enumerate(others):
         cells.append(code(with_constants(cell)))
         cells.append(code(nbgrader_cell(index)))
-    cells.append(code("def on_device(t):\n    return t.to(device) if MASK_VALUE < 0 else t"))
+    cells.append(code("def on_device(t):\n    return t.to(device) if CFG['mask_value'] < 0 else t"))
     cells.append(code("for step in tqdm(range(3)):\n    x = on_device(torch.randn(1, T, 8))"))
     for _ in range(3):
         cells.append(code(heatmap_cell(case.assignment), outputs=[plot_output(rng)], execution_count=7))
@@ -117,3 +129,6 @@ def test_the_notebook_scores_what_the_python_file_scores(case: CorpusCase, corpu
     reasons = {n.code: n.reason for n in as_notebook.notebook.dropped}
     assert reasons["x = torch.randn(1, T, 8)"] == "uses `T`, which only a dropped statement defines (cell 5, line 1)"
     assert reasons["data = np.load('tokens.npy')"].startswith("reads or writes a file (`np.load`)")
+    assert reasons["CFG.update(prompt=input('mask? '))"].startswith("asks for input (`input()`)")
+    assert reasons["shapes.append(k.shape)"] == "demo code: `shapes` is used by none of your functions"
+    assert not any(code.startswith(("KEY_AXES", "CFG = ", "CFG[", "MASK_SIGN")) for code in reasons), reasons

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from grader import notebook
 from grader.scorecard import CellNote
@@ -195,6 +197,96 @@ def test_a_definition_whose_default_needs_a_dropped_name_is_dropped_and_flagged(
     note = dropped["def f(x, k=n):"]
     assert note.reason == "uses `n`, which only a dropped statement defines (cell 1, line 1), so `f` is not defined when grading"
     assert notebook.matters(note)
+
+
+# ------------------------------------------------------------------ statements that finish a kept constant
+
+
+def run(graded: str) -> dict[str, object]:
+    """The graded source run as the grader runs it: its module namespace."""
+    namespace: dict[str, object] = {"__name__": "graded"}
+    exec(compile(graded, "graded", "exec"), namespace)  # noqa: S102 - our own test notebook
+    return namespace
+
+
+@pytest.mark.parametrize(("made", "finished", "value"), [
+    ("KEY_AXES = []\nKEY_AXES.append(-2)", "KEY_AXES.append(-1)", [-2, -1]),
+    ("KEY_AXES = [-2]", "KEY_AXES.extend([-1])", [-2, -1]),
+    ("CFG = {'mask_value': 0.0}", "CFG.update(mask_value=float('-inf'))", {"mask_value": -math.inf}),
+    ("KEY_AXES = [-1]", "KEY_AXES.insert(0, -2)", [-2, -1]),
+    ("KEY_AXES = [-1, -2]", "KEY_AXES.sort()", [-2, -1]),
+    ("CFG = {}", "CFG.setdefault('mask_value', -math.inf)", {"mask_value": -math.inf}),
+    ("CFG = {'mask_value': 0.0}", "CFG['mask_value'] = float('-inf')", {"mask_value": -math.inf}),
+    ("SCALE = 8.0", "SCALE *= 2", 16.0),
+    ("CAUSAL = torch.ones(2, 2)", "CAUSAL.tril_()", [[1.0, 0.0], [1.0, 1.0]]),
+], ids=["append", "extend", "update", "insert", "sort", "setdefault", "item", "augmented", "tensor_in_place"])
+def test_a_statement_that_finishes_a_kept_constant_runs_where_it_stands(made: str, finished: str, value: object) -> None:
+    """The change runs after the definition, in the later cell it stands in; the function sees the finished value."""
+    name = made.split()[0]
+    graded, dropped = extract("import math\nimport torch", made, f"def f():\n    return {name}", finished)
+    assert dropped == {}
+    assert kept(graded)[-2:] == ["def f():", ast.unparse(ast.parse(finished))]
+    got = run(graded)["f"]()  # type: ignore[operator]
+    assert (got.tolist() if hasattr(got, "tolist") else got) == value
+
+
+def test_a_value_a_function_reads_through_an_alias_is_finished_too() -> None:
+    """``last_two = axes`` is set before the second append: following names alone would miss it."""
+    graded, dropped = extract(
+        "axes = []\naxes.append(-2)\nlast_two = axes",
+        "def f():\n    return last_two",
+        "axes.append(-1)",
+    )
+    assert kept(graded) == ["axes = []", "axes.append(-2)", "last_two = axes", "def f():", "axes.append(-1)"]
+    assert dropped == {}
+    assert run(graded)["f"]() == [-2, -1]  # type: ignore[operator]
+
+
+def test_a_change_to_a_demo_name_or_a_module_is_still_dropped() -> None:
+    graded, dropped = extract(
+        "import sys\nimport torch",
+        "def f(x):\n    return x",
+        "shapes = []\nshapes.append((2, 5))\nresults = {}\nresults.update(out=f(torch.ones(2)))\n"
+        "sys.path.append('..')\ntorch.nn.init.zeros_(torch.ones(2))",
+    )
+    assert kept(graded) == ["import sys", "import torch", "def f(x):"]
+    assert dropped["shapes.append((2, 5))"].reason == "demo code: `shapes` is used by none of your functions"
+    assert dropped["results.update(out=f(torch.ones(2)))"].reason == \
+        "computes with your function `f`: demo code, not run when grading"
+    assert dropped["sys.path.append('..')"].reason == "demo code: a call of `sys.path.append`, not run when grading"
+    assert dropped["torch.nn.init.zeros_(torch.ones(2))"].reason == \
+        "demo code: a call of `torch.nn.init.zeros_`, not run when grading"
+    assert not any(notebook.matters(n) for n in dropped.values())
+
+
+def test_a_change_that_cannot_run_is_dropped_and_the_functions_get_the_value_without_it() -> None:
+    graded, dropped = extract(
+        "import numpy as np",
+        "CFG = {'mask_value': 0.0}\nCFG.update(mask_value=float(input('mask? ')))\nCFG['table'] = np.load('t.npy')",
+        "def f():\n    return CFG",
+    )
+    assert kept(graded) == ["import numpy as np", "CFG = {'mask_value': 0.0}", "def f():"]
+    note = dropped["CFG.update(mask_value=float(input('mask? ')))"]
+    assert note.reason == ("asks for input (`input()`), which nobody types when grading; "
+                           "your function `f` uses `CFG` without this change")
+    assert notebook.matters(note)
+    assert dropped["CFG['table'] = np.load('t.npy')"].reason == ("reads or writes a file (`np.load`), which is not "
+                                                                 "there when grading; your function `f` uses `CFG` without this change")
+    assert run(graded)["f"]() == {"mask_value": 0.0}  # type: ignore[operator]
+
+
+def test_a_change_of_a_name_nothing_before_it_sets_is_dropped_so_the_notebook_still_loads() -> None:
+    graded, dropped = extract(
+        "import torch\nLOG.append(1)\nTABLE['k'] = 1\nSCALE *= 2\nWIDTHS = [4]\nWIDTHS.extend(q.shape)",
+        "q = torch.ones(3)\ndef f():\n    return WIDTHS",
+    )
+    assert kept(graded) == ["import torch", "WIDTHS = [4]", "def f():"]
+    assert dropped["LOG.append(1)"].reason == "changes `LOG`, which no statement before it sets"
+    assert dropped["TABLE['k'] = 1"].reason == "changes `TABLE`, which no statement before it sets"
+    assert dropped["SCALE *= 2"].reason == "changes `SCALE`, which no statement before it sets"
+    assert dropped["WIDTHS.extend(q.shape)"].reason == \
+        "uses `q`, which no statement before it sets; your function `f` uses `WIDTHS` without this change"
+    assert run(graded)["f"]() == [4]  # type: ignore[operator]
 
 
 # ------------------------------------------------------------------ whole notebooks with each habit

@@ -23,8 +23,22 @@ kept, not what merely looks harmless.
   Assignments include ``x += 1``, ``a, b = ...``, ``x: int = 3``,
   ``TABLE["k"] = v`` and an ``if``/``else`` that only assigns
   (``if torch.cuda.is_available(): device = "cuda"``).
-* An assignment is dropped all the same when its value calls anything other
-  than: methods of literals, pure builtins (``float``, ``int``, ``tuple``,
+* A change that finishes a value is kept, where it stands in notebook order,
+  whenever the statement that set the value is kept: a call of an in-place
+  method alone on a name (``KEY_AXES.append(-1)``,
+  ``CFG.update(mask_value=-1e9)``), an item or attribute assignment
+  (``CFG["k"] = v``) and an augmented assignment (``SCALE *= 2``). Each change
+  is the binding the next one finishes, and a function that reads the value
+  through an alias set before the change sees it too. The in-place methods:
+  those of list, dict, set and deque (``append``, ``extend``, ``insert``,
+  ``remove``, ``pop``, ``clear``, ``sort``, ``reverse``, ``update``,
+  ``setdefault``, ``popitem``, ``add``, ``discard``, the set ``*_update``
+  methods, ``appendleft``, ``extendleft``, ``popleft``, ``rotate``) and
+  torch's, whose names end in one ``_`` (``MASK.tril_()``). Such a call on a
+  module, a function or a class (``sys.path.append("..")``) is demo code, and
+  a change of a demo name (one nothing kept needs) is dropped with it.
+* An assignment or a change is dropped all the same when it calls anything
+  other than: methods of literals, pure builtins (``float``, ``int``, ``tuple``,
   ``len``, ``sorted``...), pure standard-library modules (``math``,
   ``operator``, ``functools``, ``itertools``, ``collections``...), ``torch``
   and ``numpy`` (but not their file functions: ``torch.load``, ``np.load``...),
@@ -33,7 +47,12 @@ kept, not what merely looks harmless.
   the student's own functions and classes are never run when grading.
 * A statement that uses a name only dropped statements set is dropped too
   (``x = torch.randn(1, T, 8)`` after a dropped ``T = int(input())``), and so
-  is a definition whose decorators, default values or base classes do.
+  is a definition whose decorators, default values or base classes do. An
+  assignment or a change that uses or changes a name no statement before it
+  sets (``LOG.append(1)`` with no ``LOG``) is dropped: run, it would raise
+  NameError. A dropped change of a value a kept function uses says so
+  (``your function `f` uses `CFG` without this change``); the function gets
+  the value as it was.
 * Everything else is demo code, dropped: calls and expressions (``print``,
   ``plt.show()``, ``torch.manual_seed(0)``), asserts, loops, ``with`` blocks,
   ``if __name__ == "__main__":``, settings of other modules

@@ -12,12 +12,13 @@ from grader.scorecard import CellNote
 FAILS_WHEN_CALLED = "so it fails when called"
 NOT_DEFINED = "is not defined when grading"
 NOT_INSTALLED = "not installed where grading runs"
+WITHOUT_CHANGE = "without this change"  # a kept function uses a value a dropped statement would have changed
 
 
 def matters(note: CellNote) -> bool:
     """Whether a dropped statement costs the student's definitions something (worth showing each time):
-    a missing import, a definition left out, or a name a kept function needs."""
-    return any(mark in note.reason for mark in (FAILS_WHEN_CALLED, NOT_DEFINED, NOT_INSTALLED))
+    a missing import, a definition left out, a name a kept function needs, or a change to a value one uses."""
+    return any(mark in note.reason for mark in (FAILS_WHEN_CALLED, NOT_DEFINED, NOT_INSTALLED, WITHOUT_CHANGE))
 
 
 def _demo_reason(node: ast.stmt, callee: tuple[str, str]) -> str:

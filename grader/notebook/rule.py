@@ -1,7 +1,8 @@
 """The rule: which statements run when grading.  A pass in notebook order drops what cannot run
 (a missing module, a name only dropped statements set, input(), files, calls that are not pure),
-then the names the kept definitions, imports and constants need are followed; what nothing kept
-needs is demo code.  The package docstring states the rule in full."""
+then the names the kept definitions, imports and constants need are followed, with the statements
+that finish a kept value in place (``KEY_AXES.append(-1)``); what nothing kept needs is demo code.
+The package docstring states the rule in full."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from grader.notebook.reasons import (
     FAILS_WHEN_CALLED,
     NOT_DEFINED,
     NOT_INSTALLED,
+    WITHOUT_CHANGE,
     _call_reason,
     _clip,
     _demo_reason,
@@ -46,6 +48,7 @@ FILE_FUNCTIONS = frozenset({  # in any module: they read or write files, or down
     "download_url_to_file",
 })
 UPPER_CASE = re.compile(r"_*[A-Z][A-Z0-9_]*")
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 class Decision:
@@ -66,7 +69,7 @@ class Decision:
         out = []
         for i, s in enumerate(self.statements):
             if i in self.dropped:
-                out.append(self.dropped[i] + self._cost(s, needed))
+                out.append(self.dropped[i] + self._cost(i, s, needed))
             elif i in needed:
                 out.append("")
             else:
@@ -90,6 +93,9 @@ class Decision:
                 return j
         return None
 
+    def _star_before(self, before: int) -> bool:
+        return any(_star_modules(s.node) for j, s in enumerate(self.statements[:before]) if j not in self.dropped)
+
     def _star_from_pure_module(self, before: int) -> bool:
         return any(m.split(".")[0] in PURE_MODULES for j, s in enumerate(self.statements[:before])
                    if j not in self.dropped for m in _star_modules(s.node))
@@ -106,7 +112,10 @@ class Decision:
             broken = self._uses_dropped(i, s)
             return f"{broken}, so `{s.node.name}` {NOT_DEFINED}" if broken else ""  # type: ignore[attr-defined]
         if s.kind == "assignment":
-            return self._uses_dropped(i, s) or self._sets_other_module(i, s.node) or self._impure(i, s.node)
+            return (self._uses_dropped(i, s) or self._sets_other_module(i, s.node) or self._unset(i, s)
+                    or self._impure(i, s.node))
+        if s.kind == "mutation":
+            return self._not_a_value(i, s) or self._uses_dropped(i, s) or self._unset(i, s) or self._impure(i, s.node)
         if s.kind == "docstring":
             return ""
         value = s.node.value if isinstance(s.node, ast.Expr) else s.node
@@ -116,6 +125,29 @@ class Decision:
         for name in sorted(s.reads):
             if self.binding(name, i) is None and (j := self.dropped_binding(name, i)) is not None:
                 return f"uses `{name}`, which only a dropped statement defines ({self.statements[j].where})"
+        return ""
+
+    def _unset(self, i: int, s: Statement) -> str:
+        """A change of a name nothing before it sets (``LOG.append(x)``, ``TABLE["k"] = v`` with no
+        ``TABLE``), or a value computed from one (``W.extend(q.shape)`` above ``q = ...``): run, it would
+        raise NameError and the whole notebook would score nothing."""
+        if self._star_before(i):
+            return ""  # the names a star import sets are not known
+        for verb, names in (("changes", s.finishes), ("uses", s.reads - s.finishes)):
+            for name in sorted(names):
+                if self.binding(name, i) is None and self.dropped_binding(name, i) is None \
+                        and name not in BUILTIN_NAMES:
+                    return f"{verb} `{name}`, which no statement before it sets"
+        return ""
+
+    def _not_a_value(self, i: int, s: Statement) -> str:
+        """An in-place method called on a module, a function or a class (``sys.path.append("..")``,
+        ``torch.nn.init.zeros_(w)``) rather than on a value a top-level assignment made: demo code,
+        worded as any other call."""
+        for name in s.finishes:
+            j = self.binding(name, i)
+            if j is not None and self.statements[j].kind not in ("assignment", "mutation"):
+                return _demo_reason(s.node, self._callee_kind(i, s.node.value))  # type: ignore[attr-defined]
         return ""
 
     def _sets_other_module(self, i: int, node: ast.stmt) -> str:
@@ -179,33 +211,61 @@ class Decision:
         end = len(self.statements)
         roots = [i for i, s in enumerate(self.statements) if i not in self.dropped and (
             s.kind in ("definition", "import", "docstring") or (s.kind == "assignment" and _is_constant(s)))]
+        finishers = self._finishers()
         needed = set(roots)
         pending = list(roots)
         while pending:
             i = pending.pop()
             s = self.statements[i]
-            wanted = [self.binding(n, i) for n in s.reads] + [self.binding(n, end) for n in s.later]
+            wanted = ([self.binding(n, i) for n in s.reads] + [self.binding(n, end) for n in s.later]
+                      + finishers.get(i, []))
             for j in wanted:
                 if j is not None and j not in needed:
                     needed.add(j)
                     pending.append(j)
         return needed
 
+    def _finishers(self) -> dict[int, list[int]]:
+        """For each statement, the kept ones that change in place the value it binds, where they stand
+        (``KEY_AXES.append(-1)`` for ``KEY_AXES = []``; each finisher is itself the binding the next one
+        changes). Whatever keeps a value keeps these with it, so a name's every reader, an alias set
+        before the change included, sees the value the notebook built."""
+        out: dict[int, list[int]] = {}
+        for m, s in enumerate(self.statements):
+            if m in self.dropped:
+                continue
+            for name in s.finishes:
+                j = self.binding(name, m)
+                if j is not None:
+                    out.setdefault(j, []).append(m)
+        return out
+
     def _users(self, name: str, needed: set[int]) -> list[str]:
         """Kept functions and classes that read ``name`` when called."""
         return sorted({s.node.name for k, s in enumerate(self.statements)  # type: ignore[attr-defined]
                        if k in needed and s.kind == "definition" and name in s.later})
 
-    def _cost(self, s: Statement, needed: set[int]) -> str:
-        """What a dropped statement costs: a kept function that needs a name only it sets fails when called."""
+    def _cost(self, i: int, s: Statement, needed: set[int]) -> str:
+        """What a dropped statement costs: a kept function that needs a name only it sets fails when called;
+        one that uses a value it would have changed in place gets the value without the change."""
+        end = len(self.statements)
         for name in sorted(s.binds):
-            if self.binding(name, len(self.statements)) is None and (users := self._users(name, needed)):
-                return f"; your {_plural('function', users)} {_names(users)} {'uses' if len(users) == 1 else 'use'} `{name}`, {FAILS_WHEN_CALLED}"
+            if self.binding(name, end) is None and (users := self._users(name, needed)):
+                return f"; {_your_functions(users)} `{name}`, {FAILS_WHEN_CALLED}"
+        for name in sorted(s.finishes):
+            if self._changed_until_the_end(name, i) and (users := self._users(name, needed)):
+                return f"; {_your_functions(users)} `{name}` {WITHOUT_CHANGE}"
         return ""
+
+    def _changed_until_the_end(self, name: str, i: int) -> bool:
+        """Whether the value statement ``i`` changes is still ``name``'s at the end: no kept statement after it
+        sets ``name`` anew (one that changes it in place, or updates it, keeps the change)."""
+        return not any(k not in self.dropped and name in s.binds and name not in s.finishes
+                       for k, s in enumerate(self.statements[i + 1:], start=i + 1))
 
     def _unused(self, i: int, s: Statement, needed: set[int]) -> str:
         names = sorted(s.binds)
-        if s.kind != "assignment" or not names:
+        if s.kind not in ("assignment", "mutation") or not names:
             return "demo code: not run when grading"
         for name in names:
             j = self.binding(name, len(self.statements))
@@ -214,6 +274,11 @@ class Decision:
                         "and that is the one your functions use")
         shown = _names(names)
         return f"demo code: {shown} {'is' if len(names) == 1 else 'are'} used by none of your functions"
+
+
+def _your_functions(users: list[str]) -> str:
+    """``your function `f` uses``, ``your functions `f` and `g` use``."""
+    return f"your {_plural('function', users)} {_names(users)} {'uses' if len(users) == 1 else 'use'}"
 
 
 def _calls(node: ast.AST) -> list[ast.Call]:

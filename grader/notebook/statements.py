@@ -1,10 +1,23 @@
-"""What one top-level statement is (definition, import, assignment, docstring, other) and the
-module names it sets and reads, from its AST alone: the facts the rule (``rule.py``) decides on."""
+"""What one top-level statement is (definition, import, assignment, mutation, docstring, other) and the
+module names it sets, reads and changes in place, from its AST alone: the facts the rule (``rule.py``)
+decides on."""
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
+
+# Methods that change a list, dict, set or deque in place: called alone at the top level on a name,
+# they finish the value the name holds (``KEY_AXES.append(-1)``, ``CFG.update(mask_value=-1e9)``).
+MUTATORS = frozenset({
+    "append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",  # list
+    "update", "setdefault", "popitem",  # dict
+    "add", "discard", "difference_update", "intersection_update", "symmetric_difference_update",  # set
+    "appendleft", "extendleft", "popleft", "rotate",  # collections.deque
+})
+# torch's in-place tensor methods end in one underscore: ``MASK.tril_()``, ``W.mul_(2)``, ``B.fill_(0)``.
+IN_PLACE = re.compile(r"[a-z][a-z0-9_]*[a-z0-9]_")
 
 
 @dataclass(frozen=True)
@@ -15,8 +28,9 @@ class Statement:
     line: int  # its first line in the cell, decorators included
     text: str  # its source
     node: ast.stmt
-    kind: str  # definition | import | assignment | docstring | other
+    kind: str  # definition | import | assignment | mutation | docstring | other
     binds: frozenset[str] = frozenset()
+    finishes: frozenset[str] = frozenset()  # names whose value it changes in place (or updates: ``x += 1``)
     reads: frozenset[str] = frozenset()  # names read when the statement runs
     later: frozenset[str] = frozenset()  # names a function or class reads when it is called
     modules: dict[str, str] = field(default_factory=dict, compare=False)  # import: name -> dotted module path
@@ -46,7 +60,11 @@ def _statement(node: ast.stmt, cell: int, line: int, text: str) -> Statement:
         return Statement(**base, kind="import", binds=frozenset(modules) | assigned, modules=modules,
                          reads=frozenset(_reads(node) - assigned - set(modules)))
     if _is_assignment(node):
-        return Statement(**base, kind="assignment", binds=_assigned_names(node), reads=frozenset(_reads(node)))
+        return Statement(**base, kind="assignment", binds=_assigned_names(node), reads=frozenset(_reads(node)),
+                         finishes=_updated_names(node))
+    if (name := _mutated_name(node)) is not None:
+        return Statement(**base, kind="mutation", binds=frozenset({name}), reads=frozenset(_reads(node)),
+                         finishes=frozenset({name}))
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
         return Statement(**base, kind="docstring")
     return Statement(**base, kind="other", binds=_stored_names(node), reads=frozenset(_reads(node)))
@@ -90,6 +108,54 @@ def _assigned_names(node: ast.AST) -> frozenset[str]:
             if isinstance(target, (ast.Subscript, ast.Attribute)) and root:
                 names.add(root)
     return frozenset(names)
+
+
+def _mutated_name(node: ast.stmt) -> str | None:
+    """The name a call of an in-place method changes, for a statement that is only that call
+    (``KEY_AXES.append(-1)``, ``CFG["axes"].extend(...)``, ``MASK.tril_()``); None for anything else,
+    a literal's method included. Whether the name holds a value of the student's (not a module) is the
+    rule's to decide."""
+    if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)):
+        return None
+    method = node.value.func.attr
+    if method not in MUTATORS and not IN_PLACE.fullmatch(method):
+        return None
+    return _root_name(node.value.func.value)
+
+
+def _updated_names(node: ast.AST) -> frozenset[str]:
+    """The names an assignment updates rather than sets: ``TABLE`` in ``TABLE["k"] = v`` or
+    ``CFG.scale = 2``, ``SCALE`` in ``SCALE *= 2``. Each must hold a value already."""
+    names: set[str] = set()
+    for stmt in ast.walk(node):
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            targets = [stmt.target]
+        for target in _unpacked(targets):
+            root = _root_name(target) if isinstance(target, (ast.Subscript, ast.Attribute)) else None
+            if root:
+                names.add(root)
+            elif isinstance(stmt, ast.AugAssign) and isinstance(target, ast.Name):
+                names.add(target.id)
+    return frozenset(names)
+
+
+def _unpacked(targets: list[ast.expr]) -> list[ast.expr]:
+    """Assignment targets with tuples and lists unpacked: ``a``, ``TABLE["k"]`` for ``a, TABLE["k"] = ...``."""
+    out: list[ast.expr] = []
+    pending = list(targets)
+    while pending:
+        target = pending.pop(0)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            pending[:0] = target.elts
+        elif isinstance(target, ast.Starred):
+            pending.insert(0, target.value)
+        else:
+            out.append(target)
+    return out
 
 
 def _reads(node: ast.AST) -> set[str]:

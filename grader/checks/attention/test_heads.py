@@ -61,8 +61,11 @@ def test_merge_inverts_split(student, reference):
 @pytest.mark.exercise("merge_heads")
 @settings(NO_SHRINK)
 @given(b=st.integers(1, 3), t=st.integers(1, 6), n_heads=st.integers(1, 4), d=st.integers(1, 5))
-def test_split_then_merge_round_trips_on_random_shapes(student, hidden_examples, b, t, n_heads, d):
+def test_split_then_merge_round_trips_on_random_shapes(student, reference, hidden_examples, b, t, n_heads, d):
+    """merge_heads undoes a correct split on any shape. The split is the reference's, so a bug in the student's
+    own split_heads is judged by split_heads' checks and never costs merge_heads a point."""
     x = h.randn(b, t, n_heads * d, seed=h.seed(b * 1000 + t * 100 + n_heads * 10 + d, hidden_examples))
-    split = h.as_tensor(student.split_heads(x, n_heads), "`split_heads`")
-    back = h.as_tensor(student.merge_heads(split), "`merge_heads`")
-    assert torch.equal(back, x), f"merge_heads(split_heads(x, {n_heads})) differs from x for x of shape {(b, t, n_heads * d)}"
+    back = h.as_tensor(student.merge_heads(reference.split_heads(x, n_heads)), "`merge_heads`")
+    assert torch.equal(back, x), (
+        f"merge_heads(split_heads(x, {n_heads})) differs from x for x of shape {(b, t, n_heads * d)}: merge_heads must "
+        "undo split_heads exactly (transpose(1, 2), then reshape to (B, T, n_heads * d_head))")
