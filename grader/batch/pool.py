@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from multiprocessing import resource_tracker
+
 from grader import seeds
+from grader.batch import reaper
 from grader.config import AssignmentConfig
 
 
@@ -131,6 +134,8 @@ class GraderPool:
     def __init__(self, jobs: int, assignment: AssignmentConfig, config_path: Path, strict: bool,
                  secret_file: Path | None = None) -> None:
         self._ctx = multiprocessing.get_context("spawn")  # a clean interpreter: no inherited state or threads
+        self._keep = set(reaper.children())  # what this process had before the batch: not the batch's to reap
+        self._adopting = reaper.adopt_orphans()  # a killed grader process's server and children come back here
         self._results = self._ctx.Queue()
         self._args = (assignment.id, str(config_path), strict, str(secret_file) if secret_file else None)
         # Where the sandbox scratch folders go: removed by ``close`` even after a grader process was killed.
@@ -232,4 +237,10 @@ class GraderPool:
             self._stop(slot)
         self._results.close()
         self._results.join_thread()
+        # Every server and sandboxed child of the batch is gone and reaped. Python's resource tracker stays:
+        # it holds the queues' semaphores and ends by itself when this process exits.
+        tracker = getattr(resource_tracker, "_resource_tracker", None)
+        reaper.reap_descendants(self._keep | ({tracker._pid} if tracker is not None and tracker._pid else set()))
+        if self._adopting:
+            reaper.adopt_orphans(False)
         shutil.rmtree(self._scratch, ignore_errors=True)  # a killed grader process could not remove its own
