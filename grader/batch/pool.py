@@ -84,7 +84,7 @@ def _serve(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_i
     me = os.getpid()
     from grader.sandbox.launcher import WorkerServer
 
-    server = WorkerServer()  # first: its import of torch overlaps ours
+    server = WorkerServer.forked()  # first, before anything secret is loaded: one import of torch for both
     from grader import api, scorecard
     from grader.config import ConfigError
     from grader.submission import UnreadableSubmission

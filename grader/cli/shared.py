@@ -4,6 +4,7 @@ known errors turned into one line."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable
 
@@ -21,16 +22,45 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
     command's own), run the command, and always stop the server."""
     if not args.submission.is_file():
         return fail(f"cannot read {args.submission}: no such file")
-    if (problem := config_problem(args)) is not None:
+    if (problem := config_problem_elsewhere(args)) is not None:
         return fail(problem)
     try:
-        server = WorkerServer()
+        server = WorkerServer.forked()  # torch once, shared with the server; nothing secret loaded yet
     except OSError as exc:
         return fail(f"internal error: cannot start the worker server: {exc}", EXIT_INTERNAL)
     try:
         return command(args, server)
     finally:
         server.close()
+
+
+def config_problem_elsewhere(args: argparse.Namespace) -> str | None:
+    """``config_problem``, found by a short-lived fork of this process, so that this one has read nothing
+    of the course's config when it forks the worker server (which must hold none of it: the config names
+    the hidden checks). Bad input is still refused before torch is imported. In this process where it
+    cannot fork."""
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return config_problem(args)
+    if pid == 0:  # the fork: answer and leave, whatever happens
+        code = 1
+        try:
+            os.close(read)
+            os.write(write, (config_problem(args) or "").encode("utf-8", "replace"))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        text = answer.read().decode("utf-8", "replace")
+    _, status = os.waitpid(pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        return config_problem(args)  # the fork failed to answer: ask here (then the server starts as a fresh one)
+    return text or None
 
 
 def config_problem(args: argparse.Namespace) -> str | None:

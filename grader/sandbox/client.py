@@ -97,7 +97,8 @@ class SubmissionWorker:
         }
 
     def _start(self) -> None:
-        pid, sock, out_fd, pidfd = self.server.spawn(self._policy())
+        # Plotting is warmed in the server only once a submission may use it (its source names matplotlib).
+        pid, sock, out_fd, pidfd = self.server.spawn(self._policy(), ("plotting",) if "matplotlib" in self.source else ())
         drain = OutputDrain(out_fd, max(self.limits.output_keep_bytes - len(self.output), 0))
         drain.start()
         child = Child(pid, sock, pidfd, drain)

@@ -1,8 +1,13 @@
-"""Start the warm worker server process, without importing torch here.
+"""Start the warm worker server process: a fork of this one, or a fresh interpreter.
 
-``grader grade`` starts the server first thing, so the server's ``import
-torch`` runs while the judge does its own imports (two cores, two imports);
-``wait_ready`` blocks only when the first child is needed.
+``WorkerServer.forked()`` is what the grader's own processes use (``grader grade``,
+``grader check``, each ``grade-all`` grader process): this process imports torch and the
+sandbox once, forks the server, and only then loads the config, the hidden checks and the
+reference, so the server holds no secret and torch is imported once per process tree. The
+forked server scrubs the environment it inherited (``server.scrub_environment``) before it
+does anything else. A process that may already hold a secret (a library caller, a test
+session) gets ``WorkerServer()``: a fresh interpreter that imports torch on its own, started
+without importing torch here; ``wait_ready`` blocks only when the first child is needed.
 """
 
 from __future__ import annotations
@@ -14,12 +19,33 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from grader.sandbox.errors import WorkerUnavailable
 
 SERVER_START_TIMEOUT = 120.0
+SERVER_STOP_SECONDS = 5.0
+KEPT_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR")  # all the server's environment may hold
+# Loaded, these hold what the server must never see (the hidden checks, the reference, the graded state).
+SECRET_MODULES = ("grader.session", "grader.checks.", "grader.scoring", "grader.diagnosis", "_reference_")
+
+
+def server_environment() -> dict[str, str]:
+    """The server's whole environment: never a secret (GRADER_COURSE_SECRET, GRADER_HIDDEN_KEY...)."""
+    env = {k: v for k, v in os.environ.items() if k in KEPT_ENVIRONMENT}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def can_fork_clean() -> bool:
+    """Whether this process may fork the server: one thread (a fork of a threaded process may deadlock)
+    and nothing secret loaded yet."""
+    return threading.active_count() == 1 and not any(
+        name.startswith(SECRET_MODULES) for name in list(sys.modules))
 
 
 class WorkerServer:
@@ -28,22 +54,44 @@ class WorkerServer:
     def __init__(self, python: str = sys.executable) -> None:
         self._lock = threading.Lock()
         self._conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR")}
-        env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        env["OMP_NUM_THREADS"] = "1"
-        self._proc = subprocess.Popen(
+        self._proc: subprocess.Popen | None = subprocess.Popen(
             [python, "-m", "grader.sandbox.server", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL if not os.environ.get("GRADER_DEBUG") else None,
             cwd=tempfile.gettempdir(),
-            env=env,
+            env=server_environment(),
             start_new_session=True,
         )
+        self._pid = self._proc.pid
         theirs.close()
         self._ready = False
+
+    @classmethod
+    def forked(cls) -> WorkerServer:
+        """The server as a fork of this process, which imports torch (once for both) and the sandbox here.
+
+        Call it first, before the config, the hidden checks or the reference are loaded: the server
+        inherits this process's memory. Where this process cannot fork cleanly (threads, or a secret
+        already loaded) a fresh interpreter is started instead, as ``WorkerServer()``.
+        """
+        if not can_fork_clean():
+            return cls()
+        from grader.sandbox import server  # imports torch and the sandbox: once, shared with the fork
+
+        server.prepare_fork()
+        self = cls.__new__(cls)
+        self._lock = threading.Lock()
+        self._conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = server_environment()
+        pid = os.fork()
+        if pid == 0:  # the server: never returns
+            self._conn.close()
+            server.run_forked(theirs, env)
+        theirs.close()
+        self._proc, self._pid, self._ready = None, pid, False
+        return self
 
     def wait_ready(self) -> None:
         """Block until the server has imported torch; start-up overlaps the judge's own imports."""
@@ -63,14 +111,15 @@ class WorkerServer:
         self._conn.settimeout(30.0)
         self._ready = True
 
-    def spawn(self, policy: dict[str, Any]) -> tuple[int, socket.socket, int, int]:
-        """Fork a child; returns (pid, socket, output fd, pidfd)."""
+    def spawn(self, policy: dict[str, Any], warm: tuple[str, ...] = ()) -> tuple[int, socket.socket, int, int]:
+        """Fork a child; returns (pid, socket, output fd, pidfd). ``warm``: what the server should have
+        loaded before this fork (``server.warm_on_demand``)."""
         from grader.sandbox import protocol
 
         self.wait_ready()
         with self._lock:
             try:
-                self._conn.send(protocol.encode({"op": "spawn", "policy": policy}))
+                self._conn.send(protocol.encode({"op": "spawn", "policy": policy, "warm": list(warm)}))
                 data, fds, _, _ = socket.recv_fds(self._conn, 1 << 16, 3)
             except OSError as exc:
                 raise WorkerUnavailable(f"the worker server stopped answering: {exc}") from None
@@ -92,13 +141,36 @@ class WorkerServer:
             except (OSError, protocol.ProtocolError):
                 return None
 
+    @property
+    def pid(self) -> int:
+        return self._pid
+
     def close(self) -> None:
+        """Close our end: the server kills and reaps its children and exits; SIGKILL after a grace period."""
         self._conn.close()
+        if self._proc is not None:
+            try:
+                self._proc.wait(timeout=SERVER_STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                os.killpg(self._pid, signal.SIGKILL)
+                self._proc.wait()
+            return
+        deadline = time.monotonic() + SERVER_STOP_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(self._pid, os.WNOHANG)[0]:
+                    return
+            except ChildProcessError:
+                return
+            time.sleep(0.01)
         try:
-            self._proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            os.killpg(self._proc.pid, signal.SIGKILL)
-            self._proc.wait()
+            os.killpg(self._pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        try:
+            os.waitpid(self._pid, 0)
+        except ChildProcessError:
+            pass
 
     def __enter__(self) -> WorkerServer:
         return self

@@ -13,16 +13,19 @@ and kill the child directly without racing pid reuse.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import os
 import signal
 import socket
 import sys
+import tempfile
+from typing import NoReturn
 
 import torch
 
 from grader.sandbox import child, layers, protocol, workspace
-from grader.sandbox.warmup import warm_up_worker
+from grader.sandbox.warmup import warm_up_judge, warm_up_worker
 
 MAX_REQUEST = 1 << 20
 
@@ -37,7 +40,15 @@ def warm_up() -> None:
     warm_up_worker()
     protocol.decode(protocol.encode((torch.zeros(3), {"x": [1, 2.5, None]})))
     layers.python_readable_paths()  # imports what the layers need before any child locks itself down
-    workspace.preload_plotting()  # plotting is common in this lesson's submissions; a child would pay ~0.45 s
+
+
+def warm_on_demand(wanted: list, warmed: set[str]) -> None:
+    """What only some submissions use, warmed the first time one asks, before its child is forked: every
+    later child shares it. ``plotting``: pyplot on Agg (~0.3 s of CPU; a child would pay it again each
+    time), asked for by the judge when the source mentions matplotlib."""
+    if "plotting" in wanted and "plotting" not in warmed:
+        workspace.preload_plotting()
+        warmed.add("plotting")
 
 
 def spawn(conn: socket.socket, request: dict) -> int:
@@ -91,6 +102,7 @@ def reap(conn: socket.socket, request: dict, children: set[int]) -> None:
 
 def serve(conn: socket.socket) -> None:
     children: set[int] = set()
+    warmed: set[str] = set()
     try:
         while True:
             data = conn.recv(MAX_REQUEST)
@@ -100,6 +112,7 @@ def serve(conn: socket.socket) -> None:
             op = request.get("op") if isinstance(request, dict) else None
             if op == "spawn":
                 try:
+                    warm_on_demand(list(request.get("warm") or ()), warmed)
                     children.add(spawn(conn, request))
                 except (ValueError, TypeError, OSError) as exc:  # a bad policy or no resources: say so, keep serving
                     conn.send(protocol.encode({"error": f"{type(exc).__name__}: {exc}"}))
@@ -116,6 +129,71 @@ def serve(conn: socket.socket) -> None:
                 os.waitpid(pid, 0)
             except (ProcessLookupError, ChildProcessError):
                 pass
+
+
+def prepare_fork() -> None:
+    """What the grader process and its forked server both need, done once before the fork: one thread
+    (forked children of a multi-threaded torch deadlock), torch._check's sympy and autograd."""
+    warm_up_judge()
+
+
+def run_forked(conn: socket.socket, env: dict[str, str]) -> NoReturn:
+    """The server's life as a fork of a grader process (``launcher.WorkerServer.forked``); never returns.
+
+    It leaves the grader's session and signals, drops every descriptor but its socket, and keeps
+    nothing of the grader's environment but ``env`` before it does anything else.
+    """
+    code = 70
+    try:
+        os.setsid()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge decides when we stop
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the grader process's handler
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        layers.close_inherited_fds(keep=(0, 1, 2, conn.fileno()))
+        scrub_environment(env)
+        os.chdir(tempfile.gettempdir())
+        warm_up()
+        conn.send(protocol.encode({"ready": True, "torch": torch.__version__}))
+        serve(conn)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def scrub_environment(keep: dict[str, str]) -> None:
+    """Keep only ``keep`` of the environment this process inherited, and leave no trace of the rest in memory.
+
+    A forked server holds its grader process's environment three times: Python's ``os.environ``
+    (bytes values), libc's ``environ`` array, and the block the kernel wrote at ``exec`` (what
+    ``/proc/self/environ`` reads). A course secret there (``GRADER_COURSE_SECRET``,
+    ``GRADER_HIDDEN_KEY``) would be in every sandboxed child's memory, so each value not kept is
+    zeroed in place, libc's environment rebuilt from ``keep``, and the exec block zeroed.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    data = os.environ._data  # noqa: SLF001 - posix.environ itself: the only Python copy of the values
+    for key, value in list(data.items()):
+        # Zeroed in place; never a 0- or 1-byte value, which CPython shares between all such objects.
+        if os.fsdecode(key) not in keep and isinstance(value, bytes) and len(value) > 1:
+            ctypes.memset(ctypes.cast(ctypes.c_char_p(value), ctypes.c_void_p).value, 0, len(value))
+    data.clear()
+    libc.clearenv()
+    start, end = _exec_environment_block()
+    if start and end > start:
+        ctypes.memset(start, 0, end - start)
+    for key, value in keep.items():
+        os.environ[key] = value  # putenv too: libc's array now points at new copies
+
+
+def _exec_environment_block() -> tuple[int, int]:
+    """Where the kernel wrote the environment at exec: ``env_start`` and ``env_end`` of /proc/self/stat."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return int(fields[47]), int(fields[48])  # fields 50 and 51, counted from 1, after pid and comm
+    except (OSError, IndexError, ValueError):
+        return 0, 0
 
 
 def main() -> None:

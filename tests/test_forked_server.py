@@ -1,0 +1,117 @@
+"""One import of torch per grader process: the worker server is a fork of the grader process, and holds no secret.
+
+``WorkerServer.forked()`` forks the server from the grader process after ``import torch`` and before the
+config, the hidden checks or the reference are loaded; the fork scrubs the environment it inherited.
+Each test runs in a fresh interpreter (``SCRIPT``), as ``grader grade`` and a grade-all grader process
+start, with course secrets in its environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRETS = {"GRADER_COURSE_SECRET": "course-secret-6f1d2a9b8c7e", "GRADER_HIDDEN_KEY": "hidden-key-0a9e8d7c6b5f"}
+
+# The student's side: its own memory, every readable mapping, searched for the secrets (no sandbox layer
+# stands in the way: the point is what the process holds, not what the layers let it read).
+SCAN = r'''
+import os, re
+def scan(halves):
+    # Each secret is given in two halves and sought with a pattern whose text has "(?:)" between them (its
+    # compiled form stores one int per character): the scanner itself never holds a secret in one piece.
+    patterns = [re.compile(re.escape(a.encode()) + b"(?:)" + re.escape(b.encode())) for a, b in halves]
+    found, regions = set(), 0
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            addr, perms = line.split()[:2]
+            if not perms.startswith("r") or "[vvar" in line or "[vsyscall" in line:
+                continue
+            start, end = (int(x, 16) for x in addr.split("-"))
+            try:
+                mem.seek(start)
+                chunk = mem.read(end - start)
+            except (OSError, OverflowError, ValueError):
+                continue
+            regions += 1
+            found |= {i for i, p in enumerate(patterns) if p.search(chunk)}
+    environ = open("/proc/self/environ", "rb").read()
+    return sorted(found), regions, sorted({i for i, p in enumerate(patterns) if p.search(environ)}), sorted(os.environ)
+'''
+
+SCRIPT = SCAN + f"SCAN = {SCAN!r}\n" + r'''
+import json, sys, tempfile
+from pathlib import Path
+mode = sys.argv[1]
+needles = [tuple(h.split("|")) for h in sys.argv[2:]]
+if mode == "after-secret":  # a grader process that already loaded what the server must not see
+    import grader.session  # noqa: F401
+before = scan(needles)  # the grader process itself holds the secrets: the scan can find them
+from grader.sandbox.launcher import WorkerServer
+from grader.sandbox.client import SubmissionWorker
+from grader.sandbox.limits import Limits
+from grader.sandbox.layers.policy import LAYER_ORDER
+server = WorkerServer.forked()
+source = SCAN + "\nimport json\nprint('SCAN', json.dumps(scan(" + repr(needles) + ")))\n"
+with tempfile.TemporaryDirectory() as scratch:
+    worker = SubmissionWorker(server, source, "student.py", Limits(disabled_layers=tuple(LAYER_ORDER)), Path(scratch))
+    worker.ensure_started()
+    worker.close()
+    output = worker.output_text()
+server_cmdline = open(f"/proc/{server.pid}/cmdline", "rb").read().split(b"\0")[:3]
+server_parent = int(open(f"/proc/{server.pid}/stat").read().rsplit(")", 1)[1].split()[1])
+forked = server._proc is None
+server.close()
+print(json.dumps({"before": before, "child": output, "forked": forked, "server_parent": server_parent,
+                  "me": __import__("os").getpid(), "server_cmdline": [c.decode() for c in server_cmdline],
+                  "my_cmdline": [c.decode() for c in open("/proc/self/cmdline", "rb").read().split(b"\0")[:3]]}))
+'''
+
+
+def run(mode: str) -> dict:
+    env = {**os.environ, **SECRETS, "PYTHONPATH": str(ROOT)}
+    halves = [f"{v[:len(v) // 2]}|{v[len(v) // 2:]}" for v in SECRETS.values()]
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode, *halves], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    line = next((l for l in result["child"].splitlines() if l.startswith("SCAN ")), None)
+    assert line is not None, f"the child did not report its scan: {result['child'][-1000:]}"
+    result["child"] = json.loads(line[5:])
+    return result
+
+
+@pytest.fixture(scope="module")
+def clean() -> dict:
+    return run("clean")
+
+
+def test_the_server_is_a_fork_of_the_grader_process(clean: dict) -> None:
+    """No second interpreter importing torch: the server's parent is the grader process and it runs the
+    grader's own command line, not ``python -m grader.sandbox.server``."""
+    assert clean["forked"] and clean["server_parent"] == clean["me"]
+    assert clean["server_cmdline"] == clean["my_cmdline"]
+    assert "grader.sandbox.server" not in " ".join(clean["server_cmdline"])
+
+
+def test_no_secret_of_the_environment_reaches_the_server_or_a_child(clean: dict) -> None:
+    found, regions, in_environ, _ = clean["before"]
+    assert found == list(range(len(SECRETS))) and in_environ, "the scan must find the secrets where they are"
+    found, regions, in_environ, names = clean["child"]
+    assert regions > 20, "the child's scan read too little of its memory to mean anything"
+    assert found == [] and in_environ == [], f"secrets in the child's memory: {found}, in /proc/self/environ: {in_environ}"
+    assert not set(names) & set(SECRETS), names
+
+
+def test_a_process_that_loaded_a_secret_starts_a_fresh_server_instead() -> None:
+    """Once the hidden checks' machinery is imported, a fork would carry it: a fresh interpreter is started."""
+    result = run("after-secret")
+    assert not result["forked"] and "grader.sandbox.server" in " ".join(result["server_cmdline"])
+    found, _, in_environ, _ = result["child"]
+    assert found == [] and in_environ == []
