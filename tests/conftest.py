@@ -74,3 +74,35 @@ def corpus_cards(server: WorkerServer) -> dict[str, Scorecard]:
     from tests.corpus_cases import corpus, grade_corpus
 
     return {case.id: card for case, card in grade_corpus(corpus("mutants") + corpus("alternatives"), server)}
+
+
+# The suite runs on two xdist workers (pyproject's addopts). Session fixtures are built once per worker,
+# so the modules that share an expensive one run on the same worker: the graded corpus (~45 s) and the
+# releases. Everything else is spread by load.
+SHARED_SETUPS = {
+    "corpus": ("test_blame", "test_contract_clauses", "test_corpus", "test_credit", "test_diagnosis",
+               "test_notebook_differential"),
+    "releases": ("test_ci", "test_hidden_bundle", "test_release", "test_round_trip", "test_workflows"),
+    "nonfinite": ("test_nonfinite",),  # its variants graded once, in a module fixture
+}
+
+
+# The quick tier (`pytest -m "not slow"`) leaves out every test that grades through the sandbox (it needs
+# the worker server, directly or through another fixture), every test of grade-all (its name says so) and
+# the modules that drive the grader's command line end to end; CI runs everything.
+SANDBOX_FIXTURES = frozenset({"server", "release", "hidden_release"})
+END_TO_END = frozenset({"test_batch", "test_cli", "test_hostile", "test_student_environment", "test_selfcheck",
+                        "test_forked_server", "test_release_notebooks", "test_gradescope_bundle", "test_ci",
+                        "test_hidden_bundle", "test_html_report", "test_changes", "test_cohort", "test_links"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    group_of = {module: group for group, modules in SHARED_SETUPS.items() for module in modules}
+    for item in items:
+        module = item.path.stem
+        if module in group_of:
+            item.add_marker(pytest.mark.xdist_group(group_of[module]))
+        if (module in END_TO_END or "grade_all" in item.name
+                or SANDBOX_FIXTURES & set(getattr(item, "fixturenames", ()))):
+            item.add_marker(pytest.mark.slow)
