@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -12,6 +15,7 @@ from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 
 ROOT = Path(__file__).resolve().parents[1]
+CORPUS_WAIT_SECONDS = 900  # a generous bound for the other worker's share of the corpus, on a busy machine
 
 
 @pytest.fixture(scope="session")
@@ -65,27 +69,53 @@ def hidden_release(tmp_path_factory: pytest.TempPathFactory, hidden_key: str) ->
 
 
 @pytest.fixture(scope="session")
-def corpus_cards(server: WorkerServer) -> dict[str, Scorecard]:
+def corpus_cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory,
+                 request: pytest.FixtureRequest) -> dict[str, Scorecard]:
     """Every mutant and alternative of the corpus graded once, through one warm grader per assignment.
 
     Keyed by case id (``attention/mutants/softmax_dim0``). The corpus, diagnosis and
-    contract-clause tests all read these cards instead of grading the same files again.
+    contract-clause tests all read these cards instead of grading the same files again. Under xdist
+    the workers share the work through the run's shared temporary folder: each grades the cases no
+    other worker has claimed yet (a file created with O_EXCL is the claim) and leaves each card there
+    as JSON, then reads the others' cards, so the corpus is graded once per run, on every worker at once.
     """
     from tests.corpus_cases import corpus, grade_corpus
 
-    return {case.id: card for case, card in grade_corpus(corpus("mutants") + corpus("alternatives"), server)}
+    cases = corpus("mutants") + corpus("alternatives")
+    if getattr(request.config, "workerinput", None) is None:  # not an xdist worker: nothing to share
+        return {case.id: card for case, card in grade_corpus(cases, server)}
+    shared = tmp_path_factory.getbasetemp().parent / "corpus-cards"
+    shared.mkdir(exist_ok=True)
+
+    def path(case_id: str, suffix: str) -> Path:
+        return shared / (case_id.replace("/", "__") + suffix)
+
+    def claim(case_id: str) -> bool:
+        try:
+            os.close(os.open(path(case_id, ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            return True
+        except FileExistsError:
+            return False
+
+    scratch = tmp_path_factory.mktemp("corpus")
+    for assignment in sorted({c.assignment for c in cases}):
+        with api.Grader(assignment, server=server) as grader:
+            for case in (c for c in cases if c.assignment == assignment):
+                if claim(case.id):  # one at a time, as this worker gets to it: the workers share the corpus
+                    card = grader.grade(case.write_submission(scratch / case.kind))
+                    done = path(case.id, ".json")
+                    done.with_suffix(".tmp").write_text(card.to_json())
+                    done.with_suffix(".tmp").replace(done)  # whole, or not there
+    deadline = time.monotonic() + CORPUS_WAIT_SECONDS
+    while (missing := [c.id for c in cases if not path(c.id, ".json").is_file()]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not missing, f"another worker did not grade {missing[:3]} within {CORPUS_WAIT_SECONDS} s"
+    return {c.id: Scorecard.from_dict(json.loads(path(c.id, ".json").read_text())) for c in cases}
 
 
-# The suite runs on two xdist workers (pyproject's addopts). Session fixtures are built once per worker,
-# so the modules that share an expensive one run on the same worker: the graded corpus (~45 s) and the
-# releases. Everything else is spread by load.
-SHARED_SETUPS = {
-    "corpus": ("test_blame", "test_contract_clauses", "test_corpus", "test_credit", "test_diagnosis",
-               "test_notebook_differential"),
-    "releases": ("test_ci", "test_hidden_bundle", "test_release", "test_round_trip", "test_workflows"),
-    "nonfinite": ("test_nonfinite",),  # its variants graded once, in a module fixture
-}
-
+# The suite runs on two xdist workers (pyproject's addopts), a test module at a time (--dist loadscope), so a
+# module's own fixtures are built once; the one set-up several modules share at a cost, the graded corpus,
+# is graded once per run and shared through a file (``corpus_cards``).
 
 # The quick tier (`pytest -m "not slow"`) leaves out every test that grades through the sandbox (it needs
 # the worker server, directly or through another fixture), every test of grade-all (its name says so) and
@@ -96,13 +126,9 @@ END_TO_END = frozenset({"test_batch", "test_cli", "test_hostile", "test_student_
                         "test_hidden_bundle", "test_html_report", "test_changes", "test_cohort", "test_links"})
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups into the node ids
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    group_of = {module: group for group, modules in SHARED_SETUPS.items() for module in modules}
-    for item in items:
-        module = item.path.stem
-        if module in group_of:
-            item.add_marker(pytest.mark.xdist_group(group_of[module]))
-        if (module in END_TO_END or "grade_all" in item.name
-                or SANDBOX_FIXTURES & set(getattr(item, "fixturenames", ()))):
-            item.add_marker(pytest.mark.slow)
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """As each test is collected: its tier."""
+    module = item.path.stem
+    if (module in END_TO_END or "grade_all" in item.name
+            or SANDBOX_FIXTURES & set(getattr(item, "fixturenames", ()))):
+        item.add_marker(pytest.mark.slow)
