@@ -808,8 +808,13 @@ def test_with_hidden_checks_run_a_grader_error_and_the_printed_output_stay_with_
 # ------------------------------------------------------------------ the real thing: a sealed release, its key
 
 
-def test_a_sealed_release_unlocks_with_its_key_and_grades_with_every_check(hidden_release, hidden_key, tmp_path):
-    """grader.hidden.unlock for real: the release's own bundle and manifest, the key as the secret."""
+def test_a_sealed_release_unlocks_with_its_key_and_grades_with_every_check(hidden_release, hidden_key, tmp_path,
+                                                                          monkeypatch):
+    """grader.hidden.unlock for real: the release's own bundle and manifest, the key as the secret. The temp
+    folder is this test's own, so another run on the same machine cannot put a tree where it looks."""
+    private = tmp_path / "tmp"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     repo = tmp_path / "repo"
     shutil.copytree(hidden_release, repo)
     for name in ("attention_modules.py", "attention_modules.ipynb"):
@@ -818,6 +823,7 @@ def test_a_sealed_release_unlocks_with_its_key_and_grades_with_every_check(hidde
     environ = github_environ(repo, tmp_path / "github", key=hidden_key)
     stdout = StringIO()
     temp = Path(tempfile.gettempdir())
+    assert temp == private
     before = set(temp.glob("grader-hidden-*"))
     code = ci.run(ci.Options(threshold=100), environ, repo, stdout)
     outputs = parse_outputs((tmp_path / "github" / "output.txt").read_text())

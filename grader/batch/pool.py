@@ -12,6 +12,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -47,13 +48,23 @@ def grader_process(inbox: Any, results: Any, cpu: int | None, scratch: str, assi
     By then the grader process's sandbox and server are closed and what it sent is flushed to the batch.
     """
     code = 0
+    stopping = threading.Event()  # SIGTERM came: whatever is raised from here on is the stop, not a crash
+
+    def on_sigterm(*_: object) -> None:
+        stopping.set()
+        sys.exit(143)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         _serve(inbox, results, cpu, scratch, assignment_id, config_path, strict, secret_file)
     except SystemExit as exc:  # SIGTERM, after the finally blocks cleaned up
         code = exc.code if isinstance(exc.code, int) else 1
     except BaseException:  # noqa: BLE001 - a grader process's own crash: say why on stderr, the batch records the row
-        traceback.print_exc()
-        code = 1
+        if stopping.is_set():
+            code = 143  # the stop interrupted a wait that turned it into another exception: no crash to report
+        else:
+            traceback.print_exc()
+            code = 1
     results.close()
     results.join_thread()
     sys.stderr.flush()
@@ -78,8 +89,7 @@ def _serve(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_i
     if cpu is not None:
         os.sched_setaffinity(0, {cpu})
     tempfile.tempdir = scratch  # sandbox scratch folders go under the batch's own, removed at its end
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # SIGTERM: grader_process's handler
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     me = os.getpid()
     from grader.sandbox.launcher import WorkerServer
