@@ -94,12 +94,7 @@ def _is_main_check(test: ast.expr) -> bool:
 def _assigned_names(node: ast.AST) -> frozenset[str]:
     """The module names an assignment sets or updates (``x``, ``a, b``, ``TABLE`` in ``TABLE["k"] = v``)."""
     names: set[str] = set()
-    for stmt in ast.walk(node):
-        targets: list[ast.expr] = []
-        if isinstance(stmt, ast.Assign):
-            targets = stmt.targets
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-            targets = [stmt.target]
+    for _, targets in _assignment_targets(node):
         for target in targets:
             for t in ast.walk(target):
                 if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store):
@@ -128,12 +123,7 @@ def _updated_names(node: ast.AST) -> frozenset[str]:
     """The names an assignment updates rather than sets: ``TABLE`` in ``TABLE["k"] = v`` or
     ``CFG.scale = 2``, ``SCALE`` in ``SCALE *= 2``. Each must hold a value already."""
     names: set[str] = set()
-    for stmt in ast.walk(node):
-        targets: list[ast.expr] = []
-        if isinstance(stmt, ast.Assign):
-            targets = stmt.targets
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
-            targets = [stmt.target]
+    for stmt, targets in _assignment_targets(node):
         for target in _unpacked(targets):
             root = _root_name(target) if isinstance(target, (ast.Subscript, ast.Attribute)) else None
             if root:
@@ -141,6 +131,17 @@ def _updated_names(node: ast.AST) -> frozenset[str]:
             elif isinstance(stmt, ast.AugAssign) and isinstance(target, ast.Name):
                 names.add(target.id)
     return frozenset(names)
+
+
+def _assignment_targets(node: ast.AST) -> list[tuple[ast.stmt, list[ast.expr]]]:
+    """Every assignment statement inside ``node`` (plain, augmented, annotated) with its targets."""
+    found: list[tuple[ast.stmt, list[ast.expr]]] = []
+    for stmt in ast.walk(node):
+        if isinstance(stmt, ast.Assign):
+            found.append((stmt, list(stmt.targets)))
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            found.append((stmt, [stmt.target]))
+    return found
 
 
 def _unpacked(targets: list[ast.expr]) -> list[ast.expr]:
