@@ -59,8 +59,15 @@ class Meter:
 def instrument() -> None:
     run_items, exchange, kill = checking.Judge._run_items, client.SubmissionWorker._exchange, client.SubmissionWorker._kill
 
+    real_main, real_session = pytest.main, checking.Judge._session
+
     def session(self: checking.Judge) -> None:
-        self._exit = int(pytest.main(self._args, plugins=[self.plugin, self, Meter()]))
+        """The judge's own session (its import finder included), with the Meter among its plugins."""
+        pytest.main = lambda args, plugins: real_main(args, plugins=[*plugins, Meter()])
+        try:
+            real_session(self)
+        finally:
+            pytest.main = real_main
 
     def timed(key: str, method):  # noqa: ANN001, ANN202 - the method's thread CPU time goes to spent[key]
         def wrapper(self, *a):  # noqa: ANN001, ANN202
