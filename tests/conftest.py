@@ -90,22 +90,17 @@ def corpus_cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory,
     def path(case_id: str, suffix: str) -> Path:
         return shared / (case_id.replace("/", "__") + suffix)
 
-    def claim(case_id: str) -> bool:
+    def claim(case) -> bool:  # one at a time, as this worker gets to it: the workers share the corpus
         try:
-            os.close(os.open(path(case_id, ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            os.close(os.open(path(case.id, ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
             return True
         except FileExistsError:
             return False
 
-    scratch = tmp_path_factory.mktemp("corpus")
-    for assignment in sorted({c.assignment for c in cases}):
-        with api.Grader(assignment, server=server) as grader:
-            for case in (c for c in cases if c.assignment == assignment):
-                if claim(case.id):  # one at a time, as this worker gets to it: the workers share the corpus
-                    card = grader.grade(case.write_submission(scratch / case.kind))
-                    done = path(case.id, ".json")
-                    done.with_suffix(".tmp").write_text(card.to_json())
-                    done.with_suffix(".tmp").replace(done)  # whole, or not there
+    for case, card in grade_corpus(cases, server, claim):
+        done = path(case.id, ".json")
+        done.with_suffix(".tmp").write_text(card.to_json())
+        done.with_suffix(".tmp").replace(done)  # whole, or not there
     deadline = time.monotonic() + CORPUS_WAIT_SECONDS
     while (missing := [c.id for c in cases if not path(c.id, ".json").is_file()]) and time.monotonic() < deadline:
         time.sleep(0.2)

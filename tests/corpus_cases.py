@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from grader.sandbox.client import WorkerServer
     from grader.scorecard import Scorecard
@@ -123,11 +123,13 @@ def diagnosis_outcome(card: "Scorecard", expected: str | None) -> str:
     return "wrong"
 
 
-def grade_corpus(cases: list[CorpusCase], server: "WorkerServer | None" = None) -> "Iterator[tuple[CorpusCase, Scorecard]]":
+def grade_corpus(cases: list[CorpusCase], server: "WorkerServer | None" = None,
+                 claim: "Callable[[CorpusCase], bool] | None" = None) -> "Iterator[tuple[CorpusCase, Scorecard]]":
     """Every case graded through one warm grader per assignment, as ``grade-all`` grades a class.
 
     ``server``: a running worker server to share (the tests' session one); without it, one is
-    started here and closed at the end.
+    started here and closed at the end. ``claim``: asked as each case's turn comes, and the case is
+    graded only if it says yes (workers sharing a corpus take the cases one at a time).
     """
     import contextlib
     import tempfile
@@ -142,4 +144,5 @@ def grade_corpus(cases: list[CorpusCase], server: "WorkerServer | None" = None) 
         for assignment in sorted({c.assignment for c in cases}):
             with api.Grader(assignment, server=server) as grader:
                 for case in (c for c in cases if c.assignment == assignment):
-                    yield case, grader.grade(case.write_submission(folder / case.kind))
+                    if claim is None or claim(case):
+                        yield case, grader.grade(case.write_submission(folder / case.kind))

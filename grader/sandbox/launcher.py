@@ -52,8 +52,7 @@ class WorkerServer:
     """The warm server process. Start it before loading any secret."""
 
     def __init__(self, python: str = sys.executable) -> None:
-        self._lock = threading.Lock()
-        self._conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        theirs = self._open()
         self._proc: subprocess.Popen | None = subprocess.Popen(
             [python, "-m", "grader.sandbox.server", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
@@ -82,8 +81,7 @@ class WorkerServer:
 
         server.prepare_fork()
         self = cls.__new__(cls)
-        self._lock = threading.Lock()
-        self._conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        theirs = self._open()
         env = server_environment()
         pid = os.fork()
         if pid == 0:  # the server: never returns
@@ -92,6 +90,12 @@ class WorkerServer:
         theirs.close()
         self._proc, self._pid, self._ready = None, pid, False
         return self
+
+    def _open(self) -> socket.socket:
+        """Our end of the server's socket and its lock; returns the server's end."""
+        self._lock = threading.Lock()
+        self._conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        return theirs
 
     def wait_ready(self) -> None:
         """Block until the server has imported torch; start-up overlaps the judge's own imports."""

@@ -331,30 +331,32 @@ def test_dropout_drops_at_the_asked_rate(student, spec):
     x = h.randn(RATE_ROWS, 1, D_MODEL, seed=95)
     params = spec.params()
     for part in [None] if spec.cls == "SelfAttentionHead" else [f"heads.{i}" for i in range(N_HEADS)]:
-        what = f"`{spec.cls}(..., dropout={{p:g}})`" + (f"'s {part}" if part else "")
+        def what(p: float) -> str:
+            return f"`{spec.cls}(..., dropout={p:g})`" + (f"'s {part}" if part else "")
+
         run = {"run": part} if part else {}
         try:
             base, again = (_outputs(spec.probe(student, dropout=0.0, params=params, mode="eval", inputs=[x], stream=s,
-                                               **run), what.format(p=0.0), 1)[0] for s in (0, 1))
+                                               **run), what(0.0), 1)[0] for s in (0, 1))
         except StudentError as err:
             if part and err.exc_type == "AttributeError":
                 pytest.skip(f"`{spec.cls}` has no submodule {part} (its heads are not an nn.ModuleList of "
                             "SelfAttentionHead: another check reports that), so the heads' dropout rate cannot "
                             "be measured; not counted here")
             raise
-        skip_if_nonfinite([base], f"{what.format(p=0.0)} output", [f"x {RATE_ROWS}x1x{D_MODEL} in eval mode"],
+        skip_if_nonfinite([base], f"{what(0.0)} output", [f"x {RATE_ROWS}x1x{D_MODEL} in eval mode"],
                           "the dropout rate")
         if not torch.equal(base, again):
-            pytest.skip(f"{what.format(p=0.0)} in eval mode gives different outputs under two random states "
+            pytest.skip(f"{what(0.0)} in eval mode gives different outputs under two random states "
                         "(test_no_dropout_in_eval_mode reports it), so there is no output with nothing dropped to "
                         "read the rate against; not counted here")
         for p in RATES:
             facts = spec.probe(student, dropout=p, params=params, mode="train", inputs=[x], **run)
-            (out,) = _outputs(facts, what.format(p=p), 1)
-            h.expect_shape(out, tuple(base.shape), f"{what.format(p=p)} output for x {RATE_ROWS}x1x{D_MODEL}")
-            skip_if_nonfinite([out], f"{what.format(p=p)} output", [f"x {RATE_ROWS}x1x{D_MODEL} in training mode"],
+            (out,) = _outputs(facts, what(p), 1)
+            h.expect_shape(out, tuple(base.shape), f"{what(p)} output for x {RATE_ROWS}x1x{D_MODEL}")
+            skip_if_nonfinite([out], f"{what(p)} output", [f"x {RATE_ROWS}x1x{D_MODEL} in training mode"],
                               "the dropout rate")
-            finding = _rate_finding(_drop_factors(out, base), p, what.format(p=p))
+            finding = _rate_finding(_drop_factors(out, base), p, what(p))
             assert not finding, finding + (
                 ". Build every head with the module's own rate: SelfAttentionHead(d_model, d_model // n_heads, "
                 "context_length, dropout), not a fixed, halved or other number." if part else
