@@ -247,9 +247,9 @@ def test_no_dropout_at_rate_zero_in_training_mode(student, spec):
     fixed = {n: p for n, p in (facts.get("dropout") or {}).items() if p != 0.0}
     seen = f" It holds {', '.join(f'{n} with p={p:g}' for n, p in sorted(fixed.items())[:2])}." if fixed else ""
     assert torch.allclose(again.double(), train.double(), rtol=1e-4, atol=1e-5), (
-        f"{what} in training mode gives different outputs for the same input under two random states, so it "
-        f"still drops something: with dropout=0.0 nothing may be dropped.{seen} Use the `dropout` argument as the "
-        "rate (nn.Dropout(dropout)), not a fixed number.")
+        f"{what} in training mode gives different outputs for the same input under two random states, so "
+        f"something random is still on: with dropout=0.0 nothing may be dropped, and nothing else may be random.{seen} "
+        "Use the `dropout` argument as the rate (nn.Dropout(dropout)), not a fixed number, and add no noise in forward.")
     h.expect_close(train, plain, f"{what} in training mode compared with the same module in eval mode", torch.float32,
                    f"With dropout=0.0 nothing may be dropped, in training mode too.{seen} Use the `dropout` argument as "
                    "the rate (nn.Dropout(dropout)), not a fixed number; nn.Dropout() alone drops half.")
