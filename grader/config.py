@@ -19,6 +19,7 @@ import jsonschema
 import yaml
 
 from grader import deadlines
+from grader.files import read_yaml
 from grader.sandbox.limits import Limits
 
 COURSE_ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +153,7 @@ def _schema() -> dict[str, Any]:
 def load_config(path: Path = DEFAULT_CONFIG) -> Config:
     """Read and validate ``path``; raises ConfigError with a one-line reason."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = read_yaml(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:

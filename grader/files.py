@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 TMP_PREFIX = ".tmp-"
 _CHUNK = 1 << 20
@@ -17,6 +20,18 @@ def sha256(path: Path) -> str:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def load_yaml(text: str) -> Any:
+    """YAML the safe way, parsed by libyaml where PyYAML was built with it (4x faster than the pure-Python
+    parser: a grader process reads the config and every catalogued mistake at start). Errors are
+    ``yaml.YAMLError`` either way, with the same ``problem_mark``."""
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - a safe loader
+
+
+def read_yaml(path: Path) -> Any:
+    """``path`` as YAML (``load_yaml``); OSError and ``yaml.YAMLError`` are the caller's to word."""
+    return load_yaml(Path(path).read_text(encoding="utf-8"))
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -30,6 +30,8 @@ from pathlib import Path
 
 import yaml
 
+from grader.files import read_yaml
+
 SECRET_ENV = "GRADER_COURSE_SECRET"
 CONFIG_KEY = "course_secret_file"
 NO_SECRET = 0  # the inputs as written in the checks: the same for everyone
@@ -74,7 +76,7 @@ def _config_secret_file(config_path: Path | None) -> Path | None:
     if config_path is None:
         return None
     try:
-        data = yaml.safe_load(Path(config_path).read_text(encoding="utf-8"))
+        data = read_yaml(Path(config_path))
     except (OSError, yaml.YAMLError):
         return None  # the config loader reports a broken config
     named = data.get(CONFIG_KEY) if isinstance(data, dict) else None

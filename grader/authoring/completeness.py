@@ -24,11 +24,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from grader.authoring.new_exercise import MARKER
 from grader.authoring.readme import stale_lines
 from grader.config import AssignmentConfig, load_config
+from grader.files import read_yaml
 
 
 @dataclass(frozen=True, order=True)
@@ -93,7 +92,7 @@ def _exercise_headers(folder: Path, key: str, comment: bool) -> set[str]:
 
 def _lesson_steps(root: Path, assignment: str) -> tuple[Path | None, set[str]]:
     for path in sorted((root / "grader" / "release" / "lesson").glob("*.yaml")):
-        lesson = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        lesson = read_yaml(path) or {}
         if lesson.get("assignment") == assignment:
             return path, set(lesson.get("steps") or {})
     return None, set()
@@ -115,7 +114,7 @@ def _contract_rows(contract: Path, assignment: str) -> set[str]:
 def _clause_subjects(clauses: Path, assignment: str) -> set[str]:
     if not clauses.is_file():
         return set()
-    raw = yaml.safe_load(clauses.read_text(encoding="utf-8")) or {}
+    raw = read_yaml(clauses) or {}
     return {s for c in raw.get("clauses") or () if isinstance(c, dict) and c.get("assignment") == assignment
             for s in (c.get("subject") if isinstance(c.get("subject"), list) else ())}
 

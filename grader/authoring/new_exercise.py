@@ -24,9 +24,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from grader.config import ConfigError, load_config
+from grader.files import read_yaml
 
 MARKER = "TODO(new-exercise)"
 
@@ -120,7 +119,7 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
     mutant = root / "tests" / "corpus" / assignment_id / "mutants" / f"{sname}_todo.py"
     catalogue = root / "grader" / "diagnosis" / "catalogue" / assignment_id / f"{sname}_todo.yaml"
     lessons = [p for p in sorted((root / "grader" / "release" / "lesson").glob("*.yaml"))
-               if (yaml.safe_load(p.read_text(encoding="utf-8")) or {}).get("assignment") == assignment_id]
+               if (read_yaml(p) or {}).get("assignment") == assignment_id]
     contract, clauses = root / "docs" / "CONTRACT.md", root / "docs" / "contract-clauses.yaml"
     for path in (check_module, mutant, catalogue):
         if path.exists():
@@ -130,8 +129,8 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
     for path in (contract, clauses):
         if not path.is_file():
             raise AuthoringError(f"{path} is missing")
-    lesson_steps = (yaml.safe_load(lessons[0].read_text(encoding="utf-8")) or {}).get("steps") or {}
-    clause_rows = (yaml.safe_load(clauses.read_text(encoding="utf-8")) or {}).get("clauses") or []
+    lesson_steps = (read_yaml(lessons[0]) or {}).get("steps") or {}
+    clause_rows = (read_yaml(clauses) or {}).get("clauses") or []
     if name in lesson_steps:
         raise AuthoringError(f"{lessons[0]} already has a step {name!r} (nothing written)")
     if f"| `{name}(" in contract.read_text(encoding="utf-8"):

@@ -26,6 +26,8 @@ from types import ModuleType
 import jsonschema
 import yaml
 
+from grader.files import read_yaml
+
 CATALOGUE_ROOT = Path(__file__).resolve().parent / "catalogue"
 
 
@@ -71,16 +73,18 @@ def module_from_source(source: str, name: str) -> ModuleType:
 
 
 @functools.cache
-def _schema() -> dict:
-    return json.loads(resources.files("grader.schema").joinpath("mistake.schema.json").read_text())
+def _validator() -> jsonschema.Draft202012Validator:
+    """Built once: a grader process checks every catalogued mistake against it."""
+    schema = json.loads(resources.files("grader.schema").joinpath("mistake.schema.json").read_text())
+    return jsonschema.Draft202012Validator(schema)
 
 
 def read_mistake(path: Path, assignment: str) -> Mistake:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path)
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogueError(f"{path}: {exc}") from None
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(_schema()).iter_errors(data))
+    error = jsonschema.exceptions.best_match(_validator().iter_errors(data))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
         raise CatalogueError(f"{path}: {where}: {error.message}")

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from grader.config import CHECKS_ROOT, COURSE_ROOT, AssignmentConfig, Config, ExerciseConfig
+from grader.files import read_yaml
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 KIT_PACKAGE_DATA = ["schema/*.json", "checks/pytest.ini", "course/*.yaml", "course/expected/*.json",
@@ -128,7 +129,7 @@ def package_files(check_packages: set[str]) -> dict[str, bytes]:
 
 def kit_config(config: Config, hidden: dict[str, int]) -> bytes:
     """assignments.yaml for the kit: visible checks with their points, no reference, the hidden count."""
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8"))
+    raw = read_yaml(config.path)
     out: dict[str, Any] = {"schema_version": raw["schema_version"]}
     if "defaults" in raw:  # never the extensions file: students' names and reasons stay with staff
         out["defaults"] = {k: v for k, v in raw["defaults"].items() if k != "extensions"}

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-import yaml
+
+from grader.files import read_yaml
 
 LESSON_DIR = Path(__file__).with_name("lesson")
 
@@ -134,8 +135,7 @@ def fill_exercises(notebook_text: str, solution_source: str) -> str:
 
 def load_lesson(lesson_path: Path) -> dict[str, Any]:
     """The lesson file, checked for shape so that a typo fails the release, not a student's notebook."""
-    with lesson_path.open(encoding="utf-8") as f:
-        lesson = yaml.safe_load(f)
+    lesson = read_yaml(lesson_path)
     if not isinstance(lesson, dict):
         raise LessonError(f"{lesson_path}: expected a mapping at the top")
     _require_keys(lesson, _LESSON_KEYS, {"assignment", "title", "intro", "steps"}, str(lesson_path))

@@ -34,6 +34,7 @@ from typing import Any, Iterable, Sequence
 import yaml
 
 from grader.config import AssignmentConfig, Config
+from grader.files import read_yaml
 from grader.release.kit import INSTRUCTOR_ONLY, PACKAGE_ROOT
 
 PACKAGE_SUFFIXES = (".py", ".json", ".ini", ".yaml", ".j2")  # the grader package's source and data
@@ -88,7 +89,7 @@ def package_files(assignments: Iterable[AssignmentConfig]) -> dict[str, bytes]:
 def tree_config(config: Config, assignments: Sequence[AssignmentConfig], references: dict[str, str],
                 written_by: str) -> bytes:
     """assignments.yaml with these assignments only, each reference where the tree puts it, no stub."""
-    raw = yaml.safe_load(config.path.read_text(encoding="utf-8"))
+    raw = read_yaml(config.path)
     out: dict[str, Any] = {key: raw[key] for key in ("schema_version", "defaults", "flagged_calls") if key in raw}
     out["assignments"] = {}
     for a in assignments:
