@@ -163,7 +163,10 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
 
     def record_changes(final: list[Row]) -> None:  # the rows with overrides and late policy, before any view
         changed[:] = _changes(before, final, {e.student: sha for e, sha in todo}, fp, layout)
-        changes.write_csv(changed, layout.root / changes.FILE_NAME)  # the instructor page shows it
+        if before:
+            changes.write_csv(changed, layout.root / changes.FILE_NAME)  # the instructor page shows it
+        else:  # a first grading compared nothing: no file, so the page cannot say "No score changed."
+            (layout.root / changes.FILE_NAME).unlink(missing_ok=True)
 
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
                   complete=not counts.not_done, similarity_threshold=options.similarity_threshold,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 
 from grader.export import views
 from grader.export import charts, text
@@ -34,12 +35,15 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROBLEM_STATUSES = ("failed", "error", "timeout")
 MATCH = 5e-4  # weights within this of the reference count as the same (the card keeps 4 decimals)
 _VIEW_META = re.compile(r'<meta name="grader-view" content="([a-z]+)">')
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def render(card: Scorecard, *, view: str = "student") -> str:
     """The page for ``card`` as seen by ``view`` ("student" or "instructor")."""
     shown = views.as_seen_by(card, view)
-    return _environment().get_template("report.html.j2").render(page=_page(shown, view))
+    # From the whole card: the student view hides a hidden check's message, not that the file stopped it.
+    stopped = text.stopped_by_problem(card)
+    return _environment().get_template("report.html.j2").render(page=_page(shown, view, stopped))
 
 
 def write(card: Scorecard, path: Path, *, view: str = "student") -> None:
@@ -68,7 +72,15 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["points"] = format_number
+    env.filters["prose"] = prose
     return env
+
+
+def prose(text: object) -> markupsafe.Markup:
+    """A message as the page shows it: escaped first (messages quote student output), then each
+    `span` in backticks (how checks name code, as in Markdown) shown as code."""
+    escaped = str(markupsafe.escape(str(text)))
+    return markupsafe.Markup(_CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", escaped))
 
 
 # ------------------------------------------------------------------ the page's data
@@ -80,7 +92,8 @@ class ExerciseRow:
     score: float
     max_score: float
     passed: int
-    checks: int
+    checks: int  # the checks that ran: a GPU-only check this machine skipped is counted in ``not_run``
+    not_run: int = 0
 
     @property
     def percent(self) -> float:
@@ -93,14 +106,17 @@ class Problem:
     hidden: bool
 
 
-def _page(card: Scorecard, view: str) -> dict[str, Any]:
+def _page(card: Scorecard, view: str, stopped: tuple[str, int] | None = None) -> dict[str, Any]:
+    """``stopped``: (message, checks) when a file-level problem kept every check from running
+    (``text.stopped_by_problem``): the page says it once instead of a row per check."""
     return {
         "view": view,
         "card": card,
         "percent": 100.0 * card.final_score / card.max_score if card.max_score else 0.0,  # after a late penalty
         "exercises": _exercises(card),
         "problems": [Problem(c, views.is_hidden(c)) for c in card.checks if c.status in PROBLEM_STATUSES],
-        "groups": _problem_groups(card),
+        "groups": [] if stopped else _problem_groups(card),
+        "stopped": {"message": stopped[0], "checks": stopped[1]} if stopped else None,
         "skipped": [c for c in card.checks if c.status == "skipped"],
         "skipped_reason": str(card.environment.get("not_checked") or "not run when grading"),
         "checks": [Problem(c, views.is_hidden(c)) for c in card.checks],
@@ -142,7 +158,8 @@ def _exercises(card: Scorecard) -> list[ExerciseRow]:
     for check in card.checks:
         order.setdefault(check.exercise, []).append(check)
     return [ExerciseRow(name, round(sum(c.score for c in checks), 6), round(sum(c.max_score for c in checks), 6),
-                        sum(c.status == "passed" for c in checks), len(checks))
+                        sum(c.status == "passed" for c in checks), sum(c.status != "skipped" for c in checks),
+                        sum(c.status == "skipped" for c in checks))
             for name, checks in order.items()]
 
 
@@ -210,7 +227,8 @@ def _head_entropy(figure: dict[str, Any], failed: set[str] = frozenset()) -> dic
                              line_text="uniform weights over the past")
     gaps = [abs(a - b) for a, b in zip(student, reference)]
     return {"chart": chart, "matches": len(student) == len(reference) and max(gaps, default=0.0) <= 1e-3,
-            "collapsed": [h for h, v in enumerate(student) if v < 0.05], "hint": _entropy_hint(failed)}
+            "collapsed": [h for h, v in enumerate(student) if v < 0.05], "hint": _entropy_hint(failed),
+            "own_entropy_failed": "attention_entropy" in failed}
 
 
 def _entropy_hint(failed: set[str]) -> str:

@@ -1,6 +1,7 @@
 """The terminal table: one line per check, grouped by exercise, totals last.
 
-Each thing is said once: a file-level problem (``card.problem``) at the top, a
+Each thing is said once: a file-level problem (``card.problem``) at the top, with
+the checks it kept from running counted in one line when it stopped them all, a
 known mistake (``card.diagnoses``) above its exercise's failed checks, a
 message every failed check of an exercise shares under the exercise's line,
 and the GPU-only checks this machine cannot run in one line at the end.
@@ -23,8 +24,15 @@ def render(card: Scorecard, width: int = 100, show_passed: bool = True) -> str:
         lines.append(f"GRADER ERROR (not a grade): {card.grader_error}")
     if card.problem:
         lines += _wrap(f"PROBLEM: {card.problem}", width, "", "  ")
-    for exercise, checks in by_exercise(card.checks):
-        lines += _exercise_lines(exercise, checks, card, width, show_passed)
+    stopped = stopped_by_problem(card)
+    if stopped is not None:
+        lines += _wrap(f"all {stopped[1]} checks: {stopped[0]}", width, "", "  ")
+        lines.append("")
+        lines += [f"{exercise}  {sum(c.score for c in checks):g}/{sum(c.max_score for c in checks):g}"
+                  for exercise, checks in by_exercise(card.checks)]
+    else:
+        for exercise, checks in by_exercise(card.checks):
+            lines += _exercise_lines(exercise, checks, card, width, show_passed)
     skipped = [c for c in card.checks if c.status == "skipped"]
     if skipped:
         lines.append("")
@@ -111,6 +119,17 @@ def shared_message(checks: list[CheckResult]) -> str | None:
     if len(failed) > 1 and len(messages) == 1 and not any(c.diagnosis for c in failed):
         return messages.pop() or None
     return None
+
+
+def stopped_by_problem(card: Scorecard) -> tuple[str, int] | None:
+    """(the message, how many checks) when a file-level problem kept every check from running (a file that
+    cannot load): said once, not once per check. None when any check ran."""
+    ran = [c for c in card.checks if c.status != "skipped"]
+    messages = {c.message for c in ran}
+    if not card.problem or not ran or len(messages) != 1 or any(
+            c.status == "passed" or c.diagnosis or c.override for c in ran):
+        return None
+    return messages.pop(), len(ran)
 
 
 def skipped_note(card: Scorecard, skipped: list[CheckResult]) -> str:

@@ -46,9 +46,15 @@ def test_entropy_falls_when_unscaled_weights_saturate(student, reference):
     for got, label in ((e_raw, "unscaled (nearly one-hot) weights 4x12x12"), (e_scaled, "scaled weights 4x12x12")):
         h.expect_finite(got, "`attention_entropy`", label,
                         hint="Here: 0 * log(0) is 0 * -inf = NaN. Treat 0 · log 0 as 0 (torch.where, or clamp p before the log).")
-    assert e_raw[:, 1:].mean() < 0.5 * e_scaled[:, 1:].mean(), (
-        f"mean entropy of the unscaled weights ({e_raw[:, 1:].mean().item():.3f}) should be far below the scaled "
-        f"weights' ({e_scaled[:, 1:].mean().item():.3f})"
+    raw_mean, scaled_mean = e_raw[:, 1:].mean().item(), e_scaled[:, 1:].mean().item()
+    if raw_mean == scaled_mean:
+        raise AssertionError(
+            f"`attention_entropy` gives the same mean entropy, {raw_mean:.4g} nats, for the unscaled (nearly one-hot) "
+            "weights as for the scaled ones: it should fall far below when the softmax saturates. Does it read the "
+            "weights at all?")
+    assert raw_mean < 0.5 * scaled_mean, (
+        f"mean entropy of the unscaled weights ({raw_mean:.4g} nats) should be far below (under half) the scaled "
+        f"weights' ({scaled_mean:.4g} nats)"
     )
 
 
