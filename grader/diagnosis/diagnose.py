@@ -33,6 +33,8 @@ import torch
 
 from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES
 from grader.diagnosis.catalogue import Mistake, module_from_source
+from grader.diagnosis.operators import Variant, VariantFactory
+from grader.diagnosis.operators import variants as generate_variants
 from grader.sandbox.protocol import DTYPES
 from grader.scorecard import Diagnosis, MistakeName
 
@@ -237,12 +239,16 @@ def uses(module: ModuleType) -> dict[str, frozenset[str]]:
 
 @dataclass(frozen=True)
 class CheckEvidence:
-    """One check of a card, as settling needs it: its exercise, status, matches and requests."""
+    """One check of a card, as settling needs it: its exercise, status, matches and requests.
+
+    ``diagnosable``: the check failed on the student's answers (an assertion, or an error raised by
+    their code); one that could not be judged, or that the grader itself broke, names no mistake."""
 
     exercise: str
     status: str
-    matches: tuple[Mistake, ...]
+    matches: tuple[Known, ...]
     requests: tuple[Request, ...]
+    diagnosable: bool = True
 
 
 Evidence = tuple[dict[str, Any], str, Answer]  # (request, its digest, the student's answer)
@@ -254,18 +260,25 @@ def _evidence(requests: Sequence[Request]) -> list[Evidence]:
 
 
 class Diagnoser:
-    """The reference and the catalogued variants of one assignment, loaded once for a judge's life."""
+    """The reference and the known mistakes of one assignment, loaded once for a judge's life: the
+    catalogued ones and, with ``operators``, the variants the mutation operators generate from the
+    reference (``grader.diagnosis.operators``), made the first time a card needs them."""
 
-    def __init__(self, reference: Path, mistakes: Sequence[Mistake]) -> None:
+    def __init__(self, reference: Path, mistakes: Sequence[Mistake], *, operators: bool = False,
+                 assignment: str = "") -> None:
         self._reference_path = reference
+        self._assignment = assignment or (mistakes[0].assignment if mistakes else "")
         self._mistakes = tuple(mistakes)
+        self._operators = operators
+        self._generated: tuple[Variant, ...] | None = None
+        self._factory: VariantFactory | None = None
         self._modules: dict[str, ModuleType] = {}  # loaded when first needed: most gradings never diagnose
         self._uses: dict[str, frozenset[str]] | None = None
         # The checks' inputs are seeded, so every submission asks mostly the same questions: a variant's
         # answer is computed once per judge, not once per student (bounded: oldest answers go first).
         self._answers: OrderedDict[tuple[str, str], Answer] = OrderedDict()
 
-    def _answer(self, mistake: Mistake | None, message: dict[str, Any], digest: str) -> Answer:
+    def _answer(self, mistake: Known | None, message: dict[str, Any], digest: str) -> Answer:
         key = (mistake.id if mistake else "", digest)
         if key in self._answers:
             self._answers.move_to_end(key)
@@ -275,35 +288,60 @@ class Diagnoser:
             self._answers.popitem(last=False)
         return answer
 
-    def _module(self, mistake: Mistake | None) -> ModuleType:
+    def _module(self, mistake: Known | None) -> ModuleType:
         key = mistake.id if mistake else ""
         if key not in self._modules:
-            self._modules[key] = (mistake.variant(self._reference_path) if mistake else
-                                  module_from_source(self._reference_path.read_text(encoding="utf-8"), "_diagnosis_reference"))
+            if mistake is None:
+                module = module_from_source(self._reference_path.read_text(encoding="utf-8"), "_diagnosis_reference")
+            elif isinstance(mistake, Variant):
+                if self._factory is None:
+                    self._factory = VariantFactory(self._reference_path.read_text(encoding="utf-8"), "_variant")
+                module = self._factory.build(mistake)
+            else:
+                module = mistake.variant(self._reference_path)
+            self._modules[key] = module
         return self._modules[key]
 
-    def candidates(self, exercise: str) -> list[Mistake]:
+    def family(self) -> tuple[Known, ...]:
+        """Every known mistake: the catalogue's first (their words are written by hand), then the generated."""
+        if self._generated is None:
+            self._generated = () if not self._operators else tuple(generate_variants(
+                self._reference_path.read_text(encoding="utf-8"), self._assignment))
+        return self._mistakes + self._generated
+
+    def candidates(self, exercise: str) -> list[Known]:
         """The mistakes that can change what ``exercise`` computes: its own and those of what it uses."""
         if self._uses is None:
             self._uses = uses(self._module(None))
         reach = self._uses.get(exercise, frozenset({exercise}))
-        return [m for m in self._mistakes if m.exercise in reach]
+        return [m for m in self.family() if m.exercise in reach]
 
-    def matching(self, exercise: str, requests: Sequence[Request]) -> list[Mistake]:
-        """The catalogued mistakes whose variant gives every answer the student gave, when the reference does not."""
+    def matching(self, exercise: str, requests: Sequence[Request]) -> list[Known]:
+        """The known mistakes whose variant gives every answer the student gave, when the reference does not."""
         candidates = self.candidates(exercise)
         evidence = _evidence(requests) if candidates else []
-        if not evidence or not candidates:
+        if not evidence or not candidates or self._reference_agrees(evidence):
             return []
-        if all(same(answer, ref := self._answer(None, message, key), words=ref.raised is None)
-               for message, key, answer in evidence):
-            return []  # the reference gives the same answers: they do not show the mistake
-        return [m for m in candidates if self._gives(m, evidence)]
+        return [m for m in candidates if self._gives(m, self._discriminating_first(evidence))]
 
-    def _gives(self, mistake: Mistake, evidence: Sequence[Evidence]) -> bool:
-        """Whether the variant gives every answer. Where the contract asks for an exception (the
-        reference raises) and the student raised another type, only that type (and whether it is a
-        device mismatch) is compared, even for a ``RuntimeError``: a student's own ``raise
+    def _reference_agrees(self, evidence: Sequence[Evidence]) -> bool:
+        """The reference gives the same answers: they do not show a mistake."""
+        return all(same(answer, ref := self._answer(None, message, key), words=ref.raised is None)
+                   for message, key, answer in evidence)
+
+    def _discriminating_first(self, evidence: Sequence[Evidence]) -> list[Evidence]:
+        """The answers unlike the reference's first: most variants differ from the student there, so the
+        replay of each stops after one request."""
+        def agrees(item: Evidence) -> bool:
+            message, key, answer = item
+            ref = self._answer(None, message, key)
+            return same(answer, ref, words=ref.raised is None)
+        return sorted(evidence, key=agrees)
+
+    def _gives(self, mistake: Known, evidence: Sequence[Evidence]) -> bool:
+        """Whether the variant gives every answer; stops at the first it does not. Where the contract asks
+        for an exception (the reference raises) and the student raised another type, only that type (and
+        whether it is a device mismatch) is compared, even for a ``RuntimeError``: a student's own ``raise
         RuntimeError(...)`` in place of the ``ValueError`` asked for has words of its own."""
         for message, key, answer in evidence:
             variant = self._answer(mistake, message, key)
@@ -315,7 +353,34 @@ class Diagnoser:
                 return False
         return True
 
-    def settle(self, checks: Sequence[CheckEvidence]) -> list[list[Mistake]]:
+    def diagnose(self, checks: Sequence[CheckEvidence]) -> list[list[Known]]:
+        """The known mistakes each failed check of one card shows, found over the whole family at bounded cost.
+
+        For every exercise with a failed check, the pool is the mistakes of that exercise and of the
+        failing exercises it uses (a mistake whose exercise passed every check is not the student's), and
+        a mistake stays only if its variant answers like the student on every request of that exercise's
+        checks, passed or failed, unlike-the-reference answers first (most variants stop there). A failed
+        check is then matched by the survivors unless the reference itself gives its answers. ``settle``
+        applies the card-wide rules to the result.
+        """
+        failing = {c.exercise for c in checks if c.status not in ("passed", "skipped")}
+        evidence: dict[str, list[Evidence]] = {}
+        for c in checks:
+            if c.exercise in failing:
+                evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
+        survivors: dict[str, tuple[Known, ...]] = {}
+        for exercise in failing:
+            ordered = self._discriminating_first(evidence.get(exercise, []))
+            pool = [m for m in self.candidates(exercise) if m.exercise == exercise or m.exercise in failing]
+            survivors[exercise] = tuple(m for m in pool if ordered and self._gives(m, ordered))
+        matched = []
+        for c in checks:
+            own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
+            found = survivors.get(c.exercise, ()) if own and not self._reference_agrees(own) else ()
+            matched.append(CheckEvidence(c.exercise, c.status, tuple(found), c.requests, c.diagnosable))
+        return self.settle(matched)
+
+    def settle(self, checks: Sequence[CheckEvidence]) -> list[list[Known]]:
         """Across one card, drop the matches the card itself rules out.
 
         - A mistake of another exercise whose checks all passed is not the student's: every
@@ -336,18 +401,102 @@ class Diagnoser:
             if c.exercise in involved:
                 evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
         kept = [[m for m in found if self._gives(m, evidence[c.exercise])] for found, c in zip(kept, checks)]
-        shown = {found[0].id for found, c in zip(kept, checks) if len(found) == 1 and found[0].exercise == c.exercise}
-        return [[m for m in found if m.id in shown] or found if len(found) > 1 else found for found in kept]
+        named = [_named(found) for found in kept]  # equivalent generated variants count as one
+        shown = {n[0].id for n, c in zip(named, checks) if len(n) == 1 and n[0].exercise == c.exercise}
+        return [[m for m in found if m.id in shown] or found if len(n) > 1 else found for found, n in zip(kept, named)]
+
+    def example(self, mistake: Known, requests: Sequence[Request]) -> str:
+        """One request where the student's answer is the variant's and not the reference's, in a sentence:
+        the evidence a student can check by hand. '' when no such request was recorded."""
+        for message, key, answer in sorted(_evidence(requests), key=lambda e: e[2].raised is not None):  # values first
+            ref = self._answer(None, message, key)
+            if same(answer, ref, words=ref.raised is None) or not same(answer, self._answer(mistake, message, key),
+                                                                        words=ref.raised is None):
+                continue
+            return f"For example, {_call_text(message)} gives {_answer_text(answer, ref)}"
+        return ""
 
 
-def diagnosis(found: Sequence[Mistake]) -> tuple[Diagnosis, str] | None:
-    """The scorecard's diagnosis and the sentence a student reads after the check's own message."""
-    if not found:
+def _call_text(message: dict[str, Any]) -> str:
+    def arg(value: Any) -> str:
+        if isinstance(value, torch.Tensor):
+            return f"{str(value.dtype).removeprefix('torch.')}[{'x'.join(map(str, value.shape))}]"
+        return repr(value)[:40]
+    name = message.get("fn") or message.get("cls") or "the function"
+    args = [arg(a) for a in message.get("args") or []]
+    args += [f"{k}={arg(v)}" for k, v in (message.get("kwargs") or {}).items()]
+    if message.get("op") == "probe":
+        return f"`{name}({', '.join(args)})` run on {len(message.get('inputs') or [])} input(s)"
+    return f"`{name}({', '.join(args)})`"
+
+
+def _answer_text(answer: Answer, reference: Answer) -> str:
+    """'<yours> (as this mistake does); the reference gives <theirs>', at the first place they differ."""
+    if answer.raised:
+        return f"{_article(answer.raised[0])} {answer.raised[0]} with your code, as with this mistake; the reference's does not raise."
+    if reference.raised:
+        return f"a result with your code, as with this mistake; the reference raises {_article(reference.raised[0])} {reference.raised[0]}."
+    for i, (mine, theirs) in enumerate(zip(answer.outputs, reference.outputs)):
+        if _close(mine, theirs):
+            continue
+        which = f"output {i}" if len(answer.outputs) > 1 else "the output"
+        if not isinstance(mine, torch.Tensor) or not isinstance(theirs, torch.Tensor):
+            return f"{which} {mine!r} with your code, as with this mistake; the reference gives {theirs!r}."
+        if mine.shape != theirs.shape or mine.dtype != theirs.dtype:
+            return (f"{which} of shape {tuple(mine.shape)} and dtype {str(mine.dtype).removeprefix('torch.')} with your "
+                    f"code, as with this mistake; the reference gives {tuple(theirs.shape)}, "
+                    f"{str(theirs.dtype).removeprefix('torch.')}.")
+        if mine.device.type != theirs.device.type:
+            return (f"{which} on the {mine.device.type} device with your code, as with this mistake; the reference's "
+                    f"is on {theirs.device.type}, the inputs' device.")
+        if mine.device.type == "meta":
+            break
+        g, e = mine.detach().cpu().double(), theirs.detach().cpu().double()
+        diff = torch.where(torch.isnan(g) & torch.isnan(e), torch.zeros_like(g), (g - e).abs().nan_to_num(float("inf")))
+        where = tuple(int(j) for j in torch.nonzero(diff == diff.max())[0]) if diff.numel() else ()
+        return (f"{g[where].item():.4g} at index {where} of {which} with your code, as with this mistake; "
+                f"the reference gives {e[where].item():.4g}.")
+    return "the same answers as this mistake, and not the reference's."
+
+
+Known = Mistake | Variant  # a catalogued mistake or a generated variant: id, exercise, title, explanation
+
+# Which generated variant speaks for a class of equivalent ones: the simplest kinds of edit first.
+OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "keepdim", "reduction", "dropped", "operand", "swap", "order",
+                  "twice", "shape", "function", "inplace", "cast", "einsum")
+
+
+def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str] | None:
+    """The scorecard's diagnosis and the sentence a student reads after the check's own message.
+
+    Catalogued mistakes that match alike are named together. Generated variants that match alike are
+    one mistake written several ways (``dim=-1`` and ``dim=2`` on 3-d inputs): one speaks for them,
+    the simplest kind of edit first. ``example``: a request that shows it (``Diagnoser.example``)."""
+    named = _named(found)
+    if not named:
         return None
-    first, *others = found
+    first, *others = named
+    shown = f" {example}" if example else ""
     if not others:
-        return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}"
-    listed = "; or ".join(m.title for m in found)
-    text = (f"Likely mistake: your results match each of {len(found)} known mistakes equally well, "
-            f"so it is one of them: {listed}.")
+        return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}{shown}"
+    listed = "; or ".join(m.title for m in named)
+    text = (f"Likely mistake: your results match each of {len(named)} known mistakes equally well, "
+            f"so it is one of them: {listed}.{shown}")
     return Diagnosis(first.id, first.title, tuple(MistakeName(m.id, m.title) for m in others)), text
+
+
+def _named(found: Sequence[Known]) -> list[Known]:
+    catalogued = [m for m in found if isinstance(m, Mistake)]
+    generated = sorted((m for m in found if isinstance(m, Variant)), key=lambda v: OPERATOR_ORDER.index(v.operator)
+                       if v.operator in OPERATOR_ORDER else len(OPERATOR_ORDER))
+    return catalogued or generated[:1]
+
+
+def representative(found: Sequence[Known]) -> Known | None:
+    """The mistake a card names first for ``found`` (``diagnosis``), or None."""
+    named = _named(found)
+    return named[0] if named else None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].upper() in "AEIOU" else "a"

@@ -14,7 +14,6 @@ import pytest
 
 from grader.checks.plan import ASSIGNMENT
 from grader.config import AssignmentConfig
-from grader.diagnosis.catalogue import Mistake
 from grader.diagnosis.diagnose import Diagnoser
 from grader.sandbox.errors import StudentError
 from grader.sandbox.proxy import StudentProxy
@@ -150,11 +149,10 @@ class GraderPlugin:
         if report.when != "call":
             return
         verdict = self._judged(item, report_verdict(report, call, dict(item.user_properties)))
-        exc = call.excinfo.value if call.excinfo else None
-        if verdict["status"] in ("failed", "error") and isinstance(exc, (AssertionError, StudentError)):
-            verdict["matches"] = self._matches(dict(item.user_properties).get("exercise", ""))
         if self.diagnoser is not None and self.context is not None:
             verdict["requests"] = tuple(self.context.student.recorded())  # settling the card may replay them
+            exc = call.excinfo.value if call.excinfo else None
+            verdict["diagnosable"] = verdict["status"] in ("failed", "error") and isinstance(exc, (AssertionError, StudentError))
         item.user_properties.append(("verdict", verdict))
 
     def _judged(self, item: pytest.Item, verdict: dict[str, Any]) -> dict[str, Any]:
@@ -171,12 +169,6 @@ class GraderPlugin:
         if cfg is not None and cfg.requires_cuda and not self._cuda:
             return {"status": "skipped", "message": NO_CUDA_MESSAGE}
         return {"status": "failed", "message": clip(unjudged_message(verdict["message"]))}
-
-    def _matches(self, exercise: str) -> tuple[Mistake, ...]:
-        """The known mistakes this failed check's answers match (``grader.diagnosis``); settled per card."""
-        if self.diagnoser is None or self.context is None:
-            return ()
-        return tuple(self.diagnoser.matching(exercise, self.context.student.recorded()))
 
 
 def exercise_of(item: pytest.Item) -> str:

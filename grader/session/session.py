@@ -266,11 +266,11 @@ class Judge:
 
 
 def diagnoser_for(assignment: AssignmentConfig) -> Diagnoser | None:
-    """Diagnosis needs the reference and the catalogue: a course judge has both, a student kit neither."""
+    """Diagnosis needs the reference (the operators' source) and the catalogue: a course judge has both, a
+    student kit neither."""
     if assignment.reference is None:
         return None
-    mistakes = load_catalogue(assignment.id)
-    return Diagnoser(assignment.reference, mistakes) if mistakes else None
+    return Diagnoser(assignment.reference, load_catalogue(assignment.id), operators=True, assignment=assignment.id)
 
 
 def cuda_available() -> bool:

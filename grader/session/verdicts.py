@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 
 from grader import words
-from grader.diagnosis.catalogue import Mistake
-from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis, representative
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.scorecard import Diagnosis
 from grader.session.tape import TapeMiss
@@ -33,8 +32,8 @@ class Verdict:
     duration_s: float
     diagnosis: Diagnosis | None = None
     diagnosis_text: str = ""  # the sentence naming it, said once per exercise on the card (``scoring.exercise_diagnoses``)
-    matches: tuple[Mistake, ...] = ()  # catalogued mistakes its answers match, before they are settled per card
     requests: tuple[tuple[dict, dict], ...] = ()  # what it asked of the student, kept until the card is settled
+    diagnosable: bool = False  # failed on the student's answers (not a skip, a timeout or the grader's own error)
 
 
 @dataclass(frozen=True)
@@ -101,8 +100,8 @@ def verdict_from(nodeid: str, props: dict[str, Any], duration: float) -> Verdict
         status=str(verdict["status"]),
         message=str(verdict["message"]),
         duration_s=round(duration, 6),
-        matches=tuple(verdict.get("matches", ())),
         requests=tuple(verdict.get("requests", ())),
+        diagnosable=bool(verdict.get("diagnosable")),
     )
 
 
@@ -114,12 +113,13 @@ def with_diagnoses(outcomes: list[Verdict], diagnoser: Diagnoser | None) -> list
     """
     if diagnoser is None:
         return outcomes
-    settled = diagnoser.settle([CheckEvidence(o.exercise, o.status, o.matches, o.requests) for o in outcomes])
+    settled = diagnoser.diagnose([CheckEvidence(o.exercise, o.status, (), o.requests, o.diagnosable) for o in outcomes])
     result = []
     for outcome, found in zip(outcomes, settled):
-        named = diagnosis(found)
+        lead = representative(found)
+        named = diagnosis(found, diagnoser.example(lead, outcome.requests)) if lead is not None else None
         if named is None:
-            result.append(replace(outcome, matches=(), requests=()))
+            result.append(replace(outcome, requests=()))
             continue
-        result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1], matches=(), requests=()))
+        result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1], requests=()))
     return result
