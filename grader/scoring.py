@@ -18,6 +18,7 @@ from grader.scorecard import CheckResult, Diagnosis, ExerciseDiagnosis, Flag, Sc
 from grader.submission import Submission
 
 
+UNNAMED_ID = "unnamed"  # an exercise diagnosis that names no mistake: the first property that broke
 FILE_PROBLEM_REFERENCE = "not run: your file could not be loaded (see the problem above)"
 NOT_ATTEMPTED = "not attempted"
 
@@ -116,8 +117,13 @@ def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Verdict
     for c in checks:
         if c.diagnosis is not None and (c.exercise, c.diagnosis) in texts:
             found.setdefault((c.exercise, c.diagnosis), []).append(c.id)
-    return tuple(ExerciseDiagnosis(exercise, d.id, d.title, texts[(exercise, d)], tuple(ids), d.also)
-                 for (exercise, d), ids in found.items())
+    named = tuple(ExerciseDiagnosis(exercise, d.id, d.title, texts[(exercise, d)], tuple(ids), d.also)
+                  for (exercise, d), ids in found.items())
+    # An exercise no known mistake explains: which property broke first, and the smallest input that shows it.
+    failed = {c.id for c in checks if c.status not in ("passed", "skipped")}
+    unnamed = tuple(ExerciseDiagnosis(o.exercise, UNNAMED_ID, "no known mistake fits", o.diagnosis_text, (o.check_id,))
+                    for o in outcomes if o.diagnosis is None and o.diagnosis_text and o.check_id in failed)
+    return named + unnamed
 
 
 def file_problem_results(checks: Sequence[CheckResult], problem: str) -> list[CheckResult]:

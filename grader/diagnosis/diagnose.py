@@ -403,7 +403,19 @@ class Diagnoser:
         kept = [[m for m in found if self._gives(m, evidence[c.exercise])] for found, c in zip(kept, checks)]
         named = [_named(found) for found in kept]  # equivalent generated variants count as one
         shown = {n[0].id for n, c in zip(named, checks) if len(n) == 1 and n[0].exercise == c.exercise}
-        return [[m for m in found if m.id in shown] or found if len(n) > 1 else found for found, n in zip(kept, named)]
+        return [[m for m in found if m.id in shown] or found if len(found) > 1 else found for found in kept]
+
+    def smallest_difference(self, requests: Sequence[Request]) -> str:
+        """The recorded request with the smallest inputs where the student's answer is not the reference's,
+        in a sentence ('' when none differs): what a student can try by hand when no known mistake fits."""
+        def size(message: dict[str, Any]) -> int:
+            values = [*(message.get("args") or []), *(message.get("kwargs") or {}).values(), *(message.get("inputs") or [])]
+            return sum(v.numel() for v in values if isinstance(v, torch.Tensor))
+        for message, key, answer in sorted(_evidence(requests), key=lambda e: (e[2].raised is not None, size(e[0]))):
+            ref = self._answer(None, message, key)
+            if not same(answer, ref, words=ref.raised is None):
+                return f"{_call_text(message)} gives {_answer_text(answer, ref, as_mistake=False)}"
+        return ""
 
     def example(self, mistake: Known, requests: Sequence[Request]) -> str:
         """One request where the student's answer is the variant's and not the reference's, in a sentence:
@@ -430,8 +442,11 @@ def _call_text(message: dict[str, Any]) -> str:
     return f"`{name}({', '.join(args)})`"
 
 
-def _answer_text(answer: Answer, reference: Answer) -> str:
+def _answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> str:
     """'<yours> (as this mistake does); the reference gives <theirs>', at the first place they differ."""
+    if not as_mistake:
+        return _answer_text(answer, reference).replace(", as with this mistake", "").replace(
+            "the same answers as this mistake, and not the reference's.", "answers unlike the reference's.")
     if answer.raised:
         return f"{_article(answer.raised[0])} {answer.raised[0]} with your code, as with this mistake; the reference's does not raise."
     if reference.raised:

@@ -121,11 +121,15 @@ class GraderPlugin:
             # A failed check's diagnosis replays only its own requests; its RNG states are its own (``rng``).
             self.context.student.start_recording(check_key(item), self._salt(item))
 
+    def _visible(self, item: pytest.Item) -> bool:
+        """Whether students see this check: its inputs are then the same for all (salt 0) and may be quoted."""
+        cfg = self._collected_for.check(exercise_of(item), test_name(item))
+        return cfg is None or cfg.visibility == "visible"
+
     def _salt(self, item: pytest.Item) -> int:
         """The student's seed for a hidden check's RNG states; 0 for a visible one, whose answers must be the
         same in the student kit (which has no seed) as in the course's grader."""
-        cfg = self._collected_for.check(exercise_of(item), test_name(item))
-        return self.context.seed if self.context is not None and cfg is not None and cfg.visibility != "visible" else 0
+        return self.context.seed if self.context is not None and not self._visible(item) else 0
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):  # noqa: ANN201 - pytest hookwrapper
@@ -153,6 +157,7 @@ class GraderPlugin:
             verdict["requests"] = tuple(self.context.student.recorded())  # settling the card may replay them
             exc = call.excinfo.value if call.excinfo else None
             verdict["diagnosable"] = verdict["status"] in ("failed", "error") and isinstance(exc, (AssertionError, StudentError))
+            verdict["visible"] = self._visible(item)  # only a visible check's inputs may be quoted as evidence
         item.user_properties.append(("verdict", verdict))
 
     def _judged(self, item: pytest.Item, verdict: dict[str, Any]) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from grader import words
-from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis, representative
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, Known, diagnosis, representative
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.scorecard import Diagnosis
 from grader.session.tape import TapeMiss
@@ -34,6 +34,7 @@ class Verdict:
     diagnosis_text: str = ""  # the sentence naming it, said once per exercise on the card (``scoring.exercise_diagnoses``)
     requests: tuple[tuple[dict, dict], ...] = ()  # what it asked of the student, kept until the card is settled
     diagnosable: bool = False  # failed on the student's answers (not a skip, a timeout or the grader's own error)
+    visible: bool = True  # a visible check: its inputs are the same for everyone and may be quoted as evidence
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,7 @@ def verdict_from(nodeid: str, props: dict[str, Any], duration: float) -> Verdict
         duration_s=round(duration, 6),
         requests=tuple(verdict.get("requests", ())),
         diagnosable=bool(verdict.get("diagnosable")),
+        visible=bool(verdict.get("visible", True)),
     )
 
 
@@ -114,12 +116,43 @@ def with_diagnoses(outcomes: list[Verdict], diagnoser: Diagnoser | None) -> list
     if diagnoser is None:
         return outcomes
     settled = diagnoser.diagnose([CheckEvidence(o.exercise, o.status, (), o.requests, o.diagnosable) for o in outcomes])
+    examples: dict[tuple[str, str], str] = {}
+    unnamed = _first_breaks(outcomes, settled, diagnoser)
     result = []
     for outcome, found in zip(outcomes, settled):
         lead = representative(found)
-        named = diagnosis(found, diagnoser.example(lead, outcome.requests)) if lead is not None else None
+        if lead is not None and (outcome.exercise, lead.id) not in examples:
+            examples[(outcome.exercise, lead.id)] = _example(diagnoser, lead, outcome.exercise, outcomes)
+        named = diagnosis(found, examples[(outcome.exercise, lead.id)]) if lead is not None else None
         if named is None:
-            result.append(replace(outcome, requests=()))
+            result.append(replace(outcome, requests=(), diagnosis_text=unnamed.get(id(outcome), "")))
             continue
         result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1], requests=()))
     return result
+
+
+def _example(diagnoser: Diagnoser, mistake: Known, exercise: str, outcomes: list[Verdict]) -> str:
+    """One request of a visible check of ``exercise`` that shows ``mistake`` (``Diagnoser.example``), failed
+    checks first; '' if none does. Never a hidden check's: its inputs are the student's own and unseen."""
+    shown = sorted((o for o in outcomes if o.exercise == exercise and o.visible), key=lambda o: o.status == "passed")
+    return next((text for o in shown if (text := diagnoser.example(mistake, o.requests))), "")
+
+
+UNNAMED = "No known mistake fits all your answers"
+
+
+def _first_breaks(outcomes: list[Verdict], settled: list[list[Known]], diagnoser: Diagnoser) -> dict[int, str]:
+    """For each exercise with a failed check and no mistake named: the first visible check that failed on the
+    student's answers, with the smallest recorded input where their answer is not the reference's. Keyed by
+    that outcome's ``id()``: the sentence is said once, above the exercise's failed checks."""
+    named = {o.exercise for o, found in zip(outcomes, settled) if found}
+    said: dict[int, str] = {}
+    done: set[str] = set()
+    for o in outcomes:
+        if o.exercise in named or o.exercise in done or not (o.visible and o.diagnosable):
+            continue
+        done.add(o.exercise)
+        smallest = diagnoser.smallest_difference(o.requests)
+        said[id(o)] = (f"{UNNAMED}: the first property that broke is `{o.check_id}`."
+                       + (f" The smallest input where your answer differs: {smallest}" if smallest else ""))
+    return said
