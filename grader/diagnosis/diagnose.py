@@ -477,8 +477,8 @@ def _answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> 
 Known = Mistake | Variant  # a catalogued mistake or a generated variant: id, exercise, title, explanation
 
 # Which generated variant speaks for a class of equivalent ones: the simplest kinds of edit first.
-OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "keepdim", "reduction", "dropped", "operand", "swap", "order",
-                  "twice", "shape", "function", "inplace", "cast", "einsum")
+OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "keepdim", "reduction", "dropped", "operand", "swap", "pair", "stage", "order",
+                  "twice", "reversed", "shape", "function", "inplace", "cast", "einsum")
 
 
 def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str] | None:

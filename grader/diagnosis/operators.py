@@ -322,6 +322,37 @@ def applied_twice(node: ast.AST, site: Site) -> Iterator[Edit]:
                    f"`self.{node.func.attr}` applied twice", f"Apply it once: `{_src(node)}`.")
 
 
+def wrong_stage(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """A projection applied at the wrong stage: ``merge_heads(out) @ w_o`` -> ``merge_heads(out @ w_o)`` (before
+    the merge), ``self.dropout(self.proj(out))`` -> ``self.proj(self.dropout(out))``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and isinstance(node.left, ast.Call) \
+            and len(node.left.args) == 1 and isinstance(node.right, ast.Name):
+        inner = node.left
+        moved = _with(inner, args=[ast.BinOp(copy.deepcopy(inner.args[0]), ast.MatMult(), copy.deepcopy(node.right))])
+        yield Edit(moved, f"`{node.right.id}` applied inside `{_src(inner.func)}(...)` instead of after it",
+                   f"Apply it to the result: `{_src(node)}`.")
+    if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call) \
+            and len(node.args[0].args) == 1 and not node.keywords and _on_self(node) and _on_self(node.args[0]):
+        inner = node.args[0]
+        swapped = ast.Call(copy.deepcopy(inner.func), [ast.Call(copy.deepcopy(node.func), [copy.deepcopy(inner.args[0])], [])],
+                           copy.deepcopy(inner.keywords))
+        yield Edit(swapped, f"`{_src(inner.func)}` and `{_src(node.func)}` applied in the other order",
+                   f"Apply them as `{_src(node)}`.")
+
+
+def _on_self(call: ast.Call) -> bool:
+    """``self.proj(...)``: a submodule called, not a method of a tensor."""
+    return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
+
+
+def order_reversed(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """The heads (or any loop's items) taken in reverse order: ``for h in self.heads`` -> ``reversed(self.heads)``."""
+    if isinstance(node, ast.comprehension) and not isinstance(node.iter, ast.Call):
+        new = copy.deepcopy(node)
+        new.iter = ast.Call(ast.Name("reversed", ast.Load()), [copy.deepcopy(node.iter)], [])
+        yield Edit(new, f"`{_src(node.iter)}` taken in reverse order", f"Keep their order: `for ... in {_src(node.iter)}`.")
+
+
 def names_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
     """A parameter used where another belongs: keys computed with the query projection (``w_k`` -> ``w_q``)."""
     if not (isinstance(node, ast.Name) and node.id in site.params and isinstance(node.ctx, ast.Load)):
@@ -390,7 +421,7 @@ def einsum_axes(node: ast.AST, site: Site) -> Iterator[Edit]:
 OPERATORS: dict[str, Operator] = {
     "dim": dim_argument, "keepdim": keepdim, "reduction": reduction, "untransposed": transpose_dropped, "transpose": transpose, "scale": scale,
     "shape": shape_index, "mask": mask, "dropped": result_dropped, "inplace": in_place, "operand": operand_dropped,
-    "twice": applied_twice, "swap": names_swapped, "cast": cast, "function": function_swapped, "einsum": einsum_axes,
+    "twice": applied_twice, "stage": wrong_stage, "reversed": order_reversed, "swap": names_swapped, "cast": cast, "function": function_swapped, "einsum": einsum_axes,
 }
 
 
@@ -424,6 +455,20 @@ def stage_order(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, 
                 break
 
 
+def pair_swaps(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str]]:
+    """Two parameters of a kind swapped everywhere in a function: ``w_q`` and ``w_k``, ``q`` and ``k``."""
+    params = _params(definition)
+    for i, a in enumerate(params):
+        for b in params[i + 1:]:
+            if a[:2] == b[:2] and len(a) == len(b) or (len(a) == len(b) == 1 and a in "qkv" and b in "qkv"):
+                swapped = copy.deepcopy(definition)
+                for n in ast.walk(swapped):
+                    if isinstance(n, ast.Name) and n.id in (a, b) and n is not None:
+                        n.id = b if n.id == a else a
+                swapped.args = copy.deepcopy(definition.args)
+                yield swapped, "pair", f"`{a}` and `{b}` swapped", f"Use each where the lesson does: `{a}` for {a}, `{b}` for {b}."
+
+
 def _stage_target(stmt: ast.stmt) -> str | None:
     """``x = f(x, ...)``, alone or as the whole body of an ``if``: the name it updates."""
     if isinstance(stmt, ast.If) and len(stmt.body) == 1 and not stmt.orelse:
@@ -446,28 +491,33 @@ def _renamed(node: ast.AST, old: str, new: str) -> ast.AST:
 # ------------------------------------------------------------------ generating the family
 
 
-def _nodes(root: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None]]:
-    """Every node under ``root`` with its parent, depth first, in a fixed order (copies walk alike)."""
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(root, None)]
-    while stack:
-        node, parent = stack.pop()
-        yield node, parent
-        stack.extend(reversed([(child, node) for child in ast.iter_child_nodes(node)]))
-
-
-def _replace(root: ast.AST, index: int, new: ast.AST) -> ast.AST:
-    """A copy of ``root`` with its ``index``-th node (``_nodes`` order) replaced by ``new``."""
-    copied = copy.deepcopy(root)
-    target = next(n for i, (n, _) in enumerate(_nodes(copied)) if i == index)
-    for parent, _ in _nodes(copied):
+def _slots(root: ast.AST) -> Iterator[tuple[ast.AST, ast.AST | None, str, int | None]]:
+    """Every node under ``root`` with where it hangs: (node, parent, field, index in the field's list or None)."""
+    yield root, None, "", None
+    for parent in ast.walk(root):
         for field, value in ast.iter_fields(parent):
-            if value is target:
-                setattr(parent, field, new)
-                return copied
-            if isinstance(value, list) and any(v is target for v in value):
-                value[[i for i, v in enumerate(value) if v is target][0]] = new
-                return copied
-    raise ValueError("node not found")
+            if isinstance(value, ast.AST):
+                yield value, parent, field, None
+            elif isinstance(value, list):
+                for i, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        yield item, parent, field, i
+
+
+def _unparsed_with(root: ast.AST, parent: ast.AST, field: str, index: int | None, new: ast.AST) -> str:
+    """``root``'s source with one node replaced by ``new``: swapped in place, unparsed, put back (no copy)."""
+    old = getattr(parent, field) if index is None else getattr(parent, field)[index]
+    if index is None:
+        setattr(parent, field, new)
+    else:
+        getattr(parent, field)[index] = new
+    try:
+        return _src(root)
+    finally:
+        if index is None:
+            setattr(parent, field, old)
+        else:
+            getattr(parent, field)[index] = old
 
 
 def _params(definition: ast.AST) -> tuple[str, ...]:
@@ -484,23 +534,22 @@ def variants(source: str, assignment: str) -> list[Variant]:
         if not isinstance(definition, (ast.FunctionDef, ast.ClassDef)) or definition.name.startswith("_"):
             continue
         original = _src(definition)
-        edited: list[tuple[ast.AST, str, str, str]] = []
+        edited: list[tuple[str, str, str, str]] = []  # (source, operator, title, fix)
         functions = [definition] if isinstance(definition, ast.FunctionDef) else [
             f for f in definition.body if isinstance(f, ast.FunctionDef)]
-        for index, (node, parent) in enumerate(_nodes(definition)):
-            if isinstance(node, (ast.arguments, ast.arg)) or _in_docstring(node, parent):
+        owners = {id(n): f for f in functions for n in ast.walk(f)}
+        for node, parent, field, index in list(_slots(definition)):
+            if parent is None or isinstance(node, (ast.arguments, ast.arg, ast.expr_context)) or _in_docstring(node, parent):
                 continue
-            owner = next((f for f in functions if _inside(node, f)), definition)
-            site = Site(definition.name, _params(owner), parent)
+            site = Site(definition.name, _params(owners.get(id(node), definition)), parent)
             for op_name, operator in OPERATORS.items():
                 for edit in operator(node, site):
-                    edited.append((_replace(definition, index, edit.node), op_name, edit.title, edit.fix))
+                    edited.append((_unparsed_with(definition, parent, field, index, edit.node), op_name, edit.title, edit.fix))
         for function in functions:
-            for new_function, op_name, title, fix in stage_order(function):
+            for new_function, op_name, title, fix in [*stage_order(function), *pair_swaps(function)]:
                 whole = new_function if function is definition else _swap_method(definition, function, new_function)
-                edited.append((whole, op_name, title, fix))
-        for new_definition, op_name, title, fix in edited:
-            text = _src(ast.fix_missing_locations(new_definition))
+                edited.append((_src(whole), op_name, title, fix))
+        for text, op_name, title, fix in edited:
             if text == original:
                 continue
             try:
@@ -512,10 +561,6 @@ def variants(source: str, assignment: str) -> list[Variant]:
                 found[key] = Variant(f"{op_name}-{definition.name}-{key}", assignment, definition.name,
                                      f"`{definition.name}` with {title}", f"Fix: {fix}", op_name, text)
     return list(found.values())
-
-
-def _inside(node: ast.AST, function: ast.FunctionDef) -> bool:
-    return any(n is node for n in ast.walk(function))
 
 
 def _in_docstring(node: ast.AST, parent: ast.AST | None) -> bool:
