@@ -1,7 +1,10 @@
 """What a re-grade changed (``grader.batch.changes``): changes.csv, the instructor page's section, ``--dry-run``.
 
 A class of three (the reference, the stub, a mutant whose softmax is right)
-is graded once; then a point value changes in a copy of assignments.yaml.
+is graded once; then a point value changes in a copy of assignments.yaml, and the class is
+re-graded with it: a dry run, the real run, and a forced run after that, each once (``regrades``).
+Those runs are also where the suite shows that a config change and ``--force`` re-grade every card
+(``tests/test_batch.py`` leaves both to them rather than grading its class twice more).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -80,42 +84,78 @@ def first(klass: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_a_point_change_lists_exactly_whose_score_changed_and_dry_run_writes_nothing(
-        klass: Path, first: Path, config: tuple[Path, float, float]) -> None:
-    path, old, new = config
+@dataclass(frozen=True)
+class Regrades:
+    """The re-grades of ``first`` with the changed config, in order, and what each left to read."""
+
+    scores: dict[str, float]  # the first grading's
+    unchanged_by_dry_run: bool  # every file and folder of --out as before the dry run, byte for byte
+    dry: subprocess.CompletedProcess
+    real: subprocess.CompletedProcess
+    changed: list[dict[str, str]]  # changes.csv after the real run
+    page: str  # the instructor page after the real run
+    forced: subprocess.CompletedProcess  # --force: every card graded again, no score changed
+    forced_changes: str
+    forced_page: str
+
+
+@pytest.fixture(scope="module")
+def regrades(klass: Path, first: Path, config: tuple[Path, float, float]) -> Regrades:
+    """The dry run, the real re-grade and a forced one after it, each run once for the module's tests
+    (a grade-all costs a grader process's start): what each left is kept here, so no test reads a
+    folder a later run changed."""
+    path, _, _ = config
     scores = {r["student"]: float(r["score"]) for r in csv.DictReader((first / "gradebook.csv").open())}
     before = tree(first)
-
     dry = grade_all(klass, "--assignment", "attention", "--out", first, "--config", path, "--jobs", "1", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert tree(first) == before  # byte for byte: nothing written, nothing removed
-    assert "graded 3, unchanged (skipped) 0" in dry.stderr
-
+    unchanged = tree(first) == before
     real = grade_all(klass, "--assignment", "attention", "--out", first, "--config", path, "--jobs", "1")
     assert real.returncode == 0, real.stderr
-    assert "2 score(s) changed" in real.stderr
-    rows = read_changes(first)
+    changed, page = read_changes(first), (first / "reports" / "_index.html").read_text()
+    forced = grade_all(klass, "--assignment", "attention", "--out", first, "--config", path, "--jobs", "1", "--force")
+    assert forced.returncode == 0, forced.stderr
+    return Regrades(scores, unchanged, dry, real, changed, page, forced, (first / "changes.csv").read_text(),
+                    (first / "reports" / "_index.html").read_text())
+
+
+def test_a_point_change_lists_exactly_whose_score_changed_and_dry_run_writes_nothing(
+        regrades: Regrades, first: Path, config: tuple[Path, float, float]) -> None:
+    _, old, new = config
+    assert regrades.unchanged_by_dry_run  # byte for byte: nothing written, nothing removed
+    assert "graded 3, unchanged (skipped) 0" in regrades.dry.stderr
+
+    assert "2 score(s) changed" in regrades.real.stderr
+    rows = regrades.changed
     assert [r["student"] for r in rows] == ["alice", "carol"]  # bob's stub fails CHECK: 0 before, 0 after
     for r in rows:
-        assert float(r["old_score"]) == scores[r["student"]]
-        assert float(r["new_score"]) == scores[r["student"]] + 3
+        assert float(r["old_score"]) == regrades.scores[r["student"]]
+        assert float(r["new_score"]) == regrades.scores[r["student"]] + 3
         assert r["delta"] == "+3"
         assert r["reason"] == changes.GRADER_CHANGED
         assert r["checks"] == f"softmax::{CHECK}: {old:g}→{new:g}"
-    printed = [line.strip() for line in dry.stdout.splitlines()]
+    printed = [line.strip() for line in regrades.dry.stdout.splitlines()]
     assert printed[0] == f"dry run: nothing written in {first}"
     assert printed[1] == "2 score(s) changed:"
     assert printed[2:] == [f"{r['student']}: {r['old_score']} → {r['new_score']} ({r['delta']}), {r['reason']}; "
                            f"{r['checks']}" for r in rows]  # the list the real run then wrote
-    page = (first / "reports" / "_index.html").read_text()
-    assert "What the last re-grade changed" in page
-    assert f"softmax::{CHECK}: {old:g}→{new:g}" in page and "+3" in page
+    assert "What the last re-grade changed" in regrades.page
+    assert f"softmax::{CHECK}: {old:g}→{new:g}" in regrades.page and "+3" in regrades.page
 
-    again = grade_all(klass, "--assignment", "attention", "--out", first, "--config", path, "--jobs", "1", "--force")
-    assert again.returncode == 0, again.stderr
-    assert "graded 3, unchanged (skipped) 0" in again.stderr and "no score changed" in again.stderr
-    assert (first / "changes.csv").read_text() == ",".join(changes.COLUMNS) + "\n"  # the header only
-    assert "No score changed." in (first / "reports" / "_index.html").read_text()
+
+def test_a_change_to_the_assignment_config_regrades_everyone(regrades: Regrades) -> None:
+    """The config's fingerprint is in every card's key: a point value changed, no card is skipped, the
+    stub's (whose score the change leaves as it was) included."""
+    assert "graded 3, unchanged (skipped) 0" in regrades.real.stderr, regrades.real.stderr
+
+
+def test_force_regrades_every_card_and_a_regrade_that_changes_nothing_lists_nobody(regrades: Regrades) -> None:
+    """``--force`` after a run with the same files and config: every card graded again, none skipped, and
+    since no score moved, changes.csv is its header and the page says so."""
+    assert "graded 3, unchanged (skipped) 0" in regrades.forced.stderr, regrades.forced.stderr
+    assert "no score changed" in regrades.forced.stderr
+    assert regrades.forced_changes == ",".join(changes.COLUMNS) + "\n"  # the header only
+    assert "No score changed." in regrades.forced_page
 
 
 # ------------------------------------------------------------------ the comparison alone
