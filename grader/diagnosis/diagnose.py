@@ -372,6 +372,10 @@ class Diagnoser:
         for exercise in failing:
             ordered = self._discriminating_first(evidence.get(exercise, []))
             pool = [m for m in self.candidates(exercise) if m.exercise == exercise or m.exercise in failing]
+            if self._only_raised(ordered) and self._uses_failing(exercise, failing):
+                # Every answer unlike the reference's is an exception, and a function it calls fails too: the
+                # exception most likely comes from there, so only that function's mistakes may explain it.
+                pool = [m for m in pool if m.exercise != exercise]
             survivors[exercise] = tuple(m for m in pool if ordered and self._gives(m, ordered))
         matched = []
         for c in checks:
@@ -379,6 +383,17 @@ class Diagnoser:
             found = survivors.get(c.exercise, ()) if own and not self._reference_agrees(own) else ()
             matched.append(CheckEvidence(c.exercise, c.status, tuple(found), c.requests, c.diagnosable))
         return self.settle(matched)
+
+    def _only_raised(self, evidence: Sequence[Evidence]) -> bool:
+        """Whether every answer unlike the reference's is an exception."""
+        unlike = [answer for message, key, answer in evidence
+                  if not same(answer, ref := self._answer(None, message, key), words=ref.raised is None)]
+        return bool(unlike) and all(answer.raised for answer in unlike)
+
+    def _uses_failing(self, exercise: str, failing: set[str]) -> bool:
+        if self._uses is None:
+            self._uses = uses(self._module(None))
+        return bool((self._uses.get(exercise, frozenset()) - {exercise}) & failing)
 
     def settle(self, checks: Sequence[CheckEvidence]) -> list[list[Known]]:
         """Across one card, drop the matches the card itself rules out.
@@ -477,8 +492,9 @@ def _answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> 
 Known = Mistake | Variant  # a catalogued mistake or a generated variant: id, exercise, title, explanation
 
 # Which generated variant speaks for a class of equivalent ones: the simplest kinds of edit first.
-OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "keepdim", "reduction", "dropped", "operand", "swap", "pair", "stage", "order",
-                  "twice", "reversed", "shape", "function", "inplace", "cast", "einsum")
+OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "ignored", "keepdim", "reduction", "returned", "dropped", "operand", "swap", "pair", "stage",
+                  "order",
+                  "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum")
 
 
 def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str] | None:

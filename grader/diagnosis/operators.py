@@ -75,6 +75,7 @@ class Site:
     definition: str
     params: tuple[str, ...]
     parent: ast.AST | None
+    locals: tuple[str, ...] = ()  # names the enclosing function assigns
 
 
 # ------------------------------------------------------------------ helpers
@@ -99,10 +100,18 @@ def _int_value(node: ast.AST) -> int | None:
 
 
 def _method(node: ast.AST) -> str | None:
-    """The called name of ``x.name(...)`` or ``torch.name(...)``."""
+    """The called name of ``x.name(...)``, ``torch.name(...)`` or a plain ``name(...)`` (the assignment's own
+    ``softmax(scores, dim=-1)``)."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return node.func.attr
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return node.func.id
     return None
+
+
+def _attr_method(node: ast.AST) -> str | None:
+    """The called name of ``x.name(...)`` or ``torch.name(...)`` only: what an edit of ``.name`` can change."""
+    return node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
 
 
 def _with(node: ast.Call, **changes: Any) -> ast.Call:
@@ -158,7 +167,7 @@ def dim_argument(node: ast.AST, site: Site) -> Iterator[Edit]:
 def keepdim(node: ast.AST, site: Site) -> Iterator[Edit]:
     """``keepdim`` toggled on a reduction: without it the reduced axis is gone and broadcasting lines up the
     wrong axes."""
-    if _method(node) not in REDUCTIONS:
+    if _attr_method(node) not in REDUCTIONS:
         return
     assert isinstance(node, ast.Call)
     found = _kw(node, "keepdim")
@@ -174,7 +183,7 @@ def keepdim(node: ast.AST, site: Site) -> Iterator[Edit]:
 def reduction(node: ast.AST, site: Site) -> Iterator[Edit]:
     """A reduction swapped for another: the entropy averaged instead of summed, the mean subtracted
     instead of the max."""
-    name = _method(node)
+    name = _attr_method(node)
     if name not in REDUCTIONS:
         return
     assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
@@ -183,11 +192,15 @@ def reduction(node: ast.AST, site: Site) -> Iterator[Edit]:
             new = copy.deepcopy(node)
             new.func.attr = other  # type: ignore[attr-defined]
             yield Edit(new, f"`.{other}(...)` where the lesson takes `.{name}(...)`", f"Use `{_src(node)}`.")
+            if node.args or node.keywords:
+                whole = _with(new, args=[], keywords=[])
+                yield Edit(whole, f"`.{other}()` over every element (one number) where the lesson takes `{_src(node)}`",
+                           f"Reduce over the asked axis only: `{_src(node)}`.")
 
 
 def transpose_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
     """A transpose left out: ``q @ k`` where the lesson writes ``q @ k.transpose(-2, -1)``."""
-    if _method(node) in TWO_DIM_METHODS or (isinstance(node, ast.Attribute) and node.attr in ("mT", "T")):
+    if _attr_method(node) in TWO_DIM_METHODS or (isinstance(node, ast.Attribute) and node.attr in ("mT", "T")):
         inner = node.func.value if isinstance(node, ast.Call) else node.value  # type: ignore[attr-defined]
         yield Edit(copy.deepcopy(inner), f"`{_src(inner)}` used without its transpose", f"Transpose it: `{_src(node)}`.")
 
@@ -199,7 +212,7 @@ def transpose(node: ast.AST, site: Site) -> Iterator[Edit]:
         yield Edit(ast.BinOp(copy.deepcopy(b), ast.MatMult(), copy.deepcopy(a)),
                    f"the matmul's operands swapped: `{_src(b)} @ {_src(a)}`", f"Multiply in this order: `{_src(node)}`.")
         for side, operand in (("left", a), ("right", b)):
-            is_t = _method(operand) in TWO_DIM_METHODS or (isinstance(operand, ast.Attribute) and operand.attr == "mT")
+            is_t = _attr_method(operand) in TWO_DIM_METHODS or (isinstance(operand, ast.Attribute) and operand.attr == "mT")
             if is_t:
                 continue
             moved = ast.Call(ast.Attribute(copy.deepcopy(operand), "transpose", ast.Load()), [_expr("-2"), _expr("-1")], [])
@@ -251,7 +264,7 @@ def shape_index(node: ast.AST, site: Site) -> Iterator[Edit]:
 
 def mask(node: ast.AST, site: Site) -> Iterator[Edit]:
     """The mask: its diagonal moved, tril/triu swapped, inverted, filled with +inf or a finite number."""
-    name = _method(node)
+    name = _attr_method(node)
     if name in ("tril", "triu"):
         assert isinstance(node, ast.Call)
         for diagonal in (-1, 1):
@@ -275,13 +288,13 @@ def mask(node: ast.AST, site: Site) -> Iterator[Edit]:
                                f"masked scores filled with {words} instead of -inf",
                                "Fill with float('-inf'): softmax turns it into a weight of exactly 0.")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert) and isinstance(site.parent, ast.Call) \
-            and _method(site.parent) != "masked_fill":
+            and _attr_method(site.parent) != "masked_fill":
         yield Edit(copy.deepcopy(node.operand), f"`{_src(node.operand)}` where the lesson inverts it", f"Write `{_src(node)}`.")
 
 
 def result_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
     """``x.masked_fill(...)`` (or any out-of-place method) whose result is not used: ``x`` comes out unchanged."""
-    name = _method(node)
+    name = _attr_method(node)
     if name is None or name in ("item", "shape") or not isinstance(node.func.value, ast.Name):  # type: ignore[attr-defined]
         return
     receiver = node.func.value  # type: ignore[attr-defined]
@@ -293,13 +306,40 @@ def result_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
 
 def in_place(node: ast.AST, site: Site) -> Iterator[Edit]:
     """An out-of-place method made in-place (``masked_fill`` -> ``masked_fill_``): it writes into the input."""
-    name = _method(node)
+    name = _attr_method(node)
     if name in IN_PLACE:
         assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
         new = copy.deepcopy(node)
         new.func.attr = f"{name}_"  # type: ignore[attr-defined]
         yield Edit(new, f"`{name}_` (in place), which writes into the caller's tensor",
                    f"Never write into an input: use `{name}` without the underscore.")
+
+
+def in_place_arithmetic(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """``scores / s`` done in place (``scores /= s``, ``scores.div_(s)``): the caller's tensor is overwritten."""
+    methods = {ast.Div: "div_", ast.Mult: "mul_", ast.Add: "add_", ast.Sub: "sub_"}
+    if isinstance(node, ast.BinOp) and type(node.op) in methods and isinstance(node.left, ast.Name) \
+            and node.left.id in site.params:
+        new = ast.Call(ast.Attribute(ast.Name(node.left.id, ast.Load()), methods[type(node.op)], ast.Load()),
+                       [copy.deepcopy(node.right)], [])
+        yield Edit(new, f"`{_src(node)}` done in place (`{node.left.id} {_src(ast.BinOp(ast.Name('x'), node.op, ast.Name('y')))[2:3]}= ...`), "
+                        f"which overwrites the caller's `{node.left.id}`",
+                   f"Compute a new tensor: `{_src(node)}`, never an augmented assignment on an input.")
+
+
+def returned_other(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """Another local returned in place of one: ``return out, scores`` where the lesson returns the weights."""
+    if not isinstance(site.parent, ast.Return) or not isinstance(node, ast.Tuple):
+        return
+    for i, element in enumerate(node.elts):
+        if not isinstance(element, ast.Name):
+            continue
+        for other in site.locals:
+            if other != element.id:
+                new = copy.deepcopy(node)
+                new.elts[i] = ast.Name(other, ast.Load())
+                yield Edit(new, f"`{other}` returned where the lesson returns `{element.id}`",
+                           f"Return `{element.id}`: `return {_src(node)}`.")
 
 
 def operand_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -345,6 +385,15 @@ def _on_self(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"
 
 
+def flag_inverted(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """A flag read the other way round: ``if causal:`` -> ``if not causal:``."""
+    if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id in site.params:
+        new = copy.deepcopy(node)
+        new.test = ast.UnaryOp(ast.Not(), ast.Name(node.test.id, ast.Load()))
+        yield Edit(new, f"`{node.test.id}` read the other way round (`if not {node.test.id}:`)",
+                   f"Do this step when `{node.test.id}` is True: `if {node.test.id}:`.")
+
+
 def order_reversed(node: ast.AST, site: Site) -> Iterator[Edit]:
     """The heads (or any loop's items) taken in reverse order: ``for h in self.heads`` -> ``reversed(self.heads)``."""
     if isinstance(node, ast.comprehension) and not isinstance(node.iter, ast.Call):
@@ -380,7 +429,7 @@ def cast(node: ast.AST, site: Site) -> Iterator[Edit]:
 def function_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
     """A function for its neighbour: ``log`` -> ``log2`` (entropy in bits), ``tril`` -> ``triu``, ``view`` for
     ``reshape`` (which fails on a transposed tensor), ``nn.ModuleList`` -> a plain list."""
-    name = _method(node)
+    name = _attr_method(node)
     if name in FUNC_SWAPS:
         for other in FUNC_SWAPS[name]:
             new = copy.deepcopy(node)
@@ -406,7 +455,7 @@ def function_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
 
 def einsum_axes(node: ast.AST, site: Site) -> Iterator[Edit]:
     """``torch.einsum`` with the output's axes permuted."""
-    if _method(node) != "einsum" or not node.args or not isinstance(node.args[0], ast.Constant):  # type: ignore[attr-defined]
+    if _attr_method(node) != "einsum" or not node.args or not isinstance(node.args[0], ast.Constant):  # type: ignore[attr-defined]
         return
     spec = str(node.args[0].value)  # type: ignore[attr-defined]
     if "->" not in spec:
@@ -420,8 +469,9 @@ def einsum_axes(node: ast.AST, site: Site) -> Iterator[Edit]:
 
 OPERATORS: dict[str, Operator] = {
     "dim": dim_argument, "keepdim": keepdim, "reduction": reduction, "untransposed": transpose_dropped, "transpose": transpose, "scale": scale,
-    "shape": shape_index, "mask": mask, "dropped": result_dropped, "inplace": in_place, "operand": operand_dropped,
-    "twice": applied_twice, "stage": wrong_stage, "reversed": order_reversed, "swap": names_swapped, "cast": cast, "function": function_swapped, "einsum": einsum_axes,
+    "shape": shape_index, "mask": mask, "dropped": result_dropped, "inplace": in_place, "inplace_arith": in_place_arithmetic,
+    "returned": returned_other, "operand": operand_dropped,
+    "twice": applied_twice, "stage": wrong_stage, "reversed": order_reversed, "flag": flag_inverted, "swap": names_swapped, "cast": cast, "function": function_swapped, "einsum": einsum_axes,
 }
 
 
@@ -467,6 +517,29 @@ def pair_swaps(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, s
                         n.id = b if n.id == a else a
                 swapped.args = copy.deepcopy(definition.args)
                 yield swapped, "pair", f"`{a}` and `{b}` swapped", f"Use each where the lesson does: `{a}` for {a}, `{b}` for {b}."
+
+
+def parameter_ignored(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str]]:
+    """An int parameter ignored for a hard-coded value everywhere in the function: ``softmax`` taking its max and
+    sum over dim 1 whatever ``dim`` says."""
+    defaults = definition.args.defaults
+    params = definition.args.args[len(definition.args.args) - len(defaults):]
+    for param, default in zip(params, defaults):
+        if _int_value(default) is None:
+            continue
+        for value in DIMS:
+            if value == _int_value(default):
+                continue
+            fixed = copy.deepcopy(definition)
+            for n in ast.walk(fixed):
+                for field, child in ast.iter_fields(n):
+                    if isinstance(child, ast.Name) and child.id == param.arg and isinstance(child.ctx, ast.Load):
+                        setattr(n, field, _expr(str(value)))
+                    elif isinstance(child, list):
+                        child[:] = [_expr(str(value)) if isinstance(c, ast.Name) and c.id == param.arg
+                                    and isinstance(c.ctx, ast.Load) else c for c in child]
+            yield (fixed, "ignored", f"`{param.arg}` ignored: {value} used wherever it belongs",
+                   f"Use the `{param.arg}` argument everywhere it is asked for, never a fixed {value}.")
 
 
 def _stage_target(stmt: ast.stmt) -> str | None:
@@ -538,15 +611,19 @@ def variants(source: str, assignment: str) -> list[Variant]:
         functions = [definition] if isinstance(definition, ast.FunctionDef) else [
             f for f in definition.body if isinstance(f, ast.FunctionDef)]
         owners = {id(n): f for f in functions for n in ast.walk(f)}
+        assigned = {id(f): tuple(dict.fromkeys(n.id for n in ast.walk(f) if isinstance(n, ast.Name)
+                                               and isinstance(n.ctx, ast.Store))) for f in functions}
         for node, parent, field, index in list(_slots(definition)):
             if parent is None or isinstance(node, (ast.arguments, ast.arg, ast.expr_context)) or _in_docstring(node, parent):
                 continue
-            site = Site(definition.name, _params(owners.get(id(node), definition)), parent)
+            owner = owners.get(id(node), definition)
+            site = Site(definition.name, _params(owner), parent, assigned.get(id(owner), ()))
             for op_name, operator in OPERATORS.items():
                 for edit in operator(node, site):
                     edited.append((_unparsed_with(definition, parent, field, index, edit.node), op_name, edit.title, edit.fix))
         for function in functions:
-            for new_function, op_name, title, fix in [*stage_order(function), *pair_swaps(function)]:
+            for new_function, op_name, title, fix in [*stage_order(function), *pair_swaps(function),
+                                                      *parameter_ignored(function)]:
                 whole = new_function if function is definition else _swap_method(definition, function, new_function)
                 edited.append((_src(whole), op_name, title, fix))
         for text, op_name, title, fix in edited:
