@@ -39,33 +39,86 @@ def grade(server: WorkerServer, tmp_path: Path) -> Callable[..., Scorecard]:
     return run
 
 
-@pytest.fixture(scope="session")
-def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One `grader release` of every assignment, shared by the release and round-trip tests (read only)."""
-    from grader.release import bundle
+def _shared_folder(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """The folder this run's xdist workers share (beside their own temporary folders); None when the
+    tests run in one process."""
+    if getattr(request.config, "workerinput", None) is None:
+        return None
+    shared = tmp_path_factory.getbasetemp().parent / "shared"
+    shared.mkdir(exist_ok=True)
+    return shared
 
-    out = tmp_path_factory.mktemp("release")
-    bundle.build_release(out)
+
+def _claim(path: Path) -> bool:
+    """True for the one worker that creates ``path`` first (O_EXCL): that one makes what others wait for."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        return True
+    except FileExistsError:
+        return False
+
+
+def _wait_for(ready: Path, failed: Path, what: str) -> None:
+    deadline = time.monotonic() + CORPUS_WAIT_SECONDS
+    while not ready.exists() and not failed.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if failed.exists():
+        pytest.fail(f"the worker that made {what} failed: {failed.read_text()}", pytrace=False)
+    assert ready.exists(), f"another worker did not make {what} within {CORPUS_WAIT_SECONDS} s"
+
+
+def built_once(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str,
+               build: Callable[[Path], object]) -> Path:
+    """``build(folder)`` once per run, whichever worker needs it first; the others wait for it and read
+    the same folder, which is read only for every test. A release grades the reference of every
+    assignment (10-15 s of CPU): building it on each worker bought nothing."""
+    shared = _shared_folder(request, tmp_path_factory)
+    if shared is None:
+        out = tmp_path_factory.mktemp(name)
+        build(out)
+        return out
+    out, ready, failed = shared / name, shared / f"{name}.ready", shared / f"{name}.failed"
+    if _claim(shared / f"{name}.claim"):
+        try:
+            out.mkdir()
+            build(out)
+        except BaseException as exc:
+            failed.write_text(f"{type(exc).__name__}: {exc}")
+            raise
+        ready.touch()
+    else:
+        _wait_for(ready, failed, f"the shared {name!r}")
     return out
 
 
 @pytest.fixture(scope="session")
-def hidden_key() -> str:
-    """The key the session's sealed release is made with (a fresh one: no key lives in this repository)."""
+def release(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """One `grader release` of every assignment, shared by the release and round-trip tests (read only;
+    built once per run, by the first worker that needs it)."""
+    from grader.release import bundle
+
+    return built_once(request, tmp_path_factory, "release", bundle.build_release)
+
+
+@pytest.fixture(scope="session")
+def hidden_key(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> str:
+    """The key the session's sealed release is made with (a fresh one: no key lives in this repository);
+    one per run, so that every worker opens the one sealed release."""
     from grader.release import hidden_bundle
 
-    return hidden_bundle.new_key()
+    key = built_once(request, tmp_path_factory, "hidden-key",
+                     lambda folder: (folder / "key").write_text(hidden_bundle.new_key(), encoding="ascii"))
+    return (key / "key").read_text(encoding="ascii")
 
 
 @pytest.fixture(scope="session")
-def hidden_release(tmp_path_factory: pytest.TempPathFactory, hidden_key: str) -> Path:
+def hidden_release(tmp_path_factory: pytest.TempPathFactory, hidden_key: str, request: pytest.FixtureRequest) -> Path:
     """One `grader release --hidden-key-file` of every assignment: the release with `.grader/hidden.bundle`
-    (read only; shared by the leak scans, the hidden-bundle and the workflow tests)."""
+    (read only; shared by the leak scans, the hidden-bundle and the workflow tests; built once per run)."""
     from grader.release import bundle
 
-    out = tmp_path_factory.mktemp("hidden-release")
-    bundle.build_release(out, hidden_key=hidden_key)
-    return out
+    return built_once(request, tmp_path_factory, "hidden-release",
+                      lambda out: bundle.build_release(out, hidden_key=hidden_key))
 
 
 @pytest.fixture(scope="session")
@@ -109,8 +162,9 @@ def corpus_cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory,
 
 
 # The suite runs on two xdist workers (pyproject's addopts), a test module at a time (--dist loadscope), so a
-# module's own fixtures are built once; the one set-up several modules share at a cost, the graded corpus,
-# is graded once per run and shared through a file (``corpus_cards``).
+# module's own fixtures are built once; the set-ups several modules share at a cost are made once per run and
+# shared through the run's temporary folder: the graded corpus (``corpus_cards``) and the releases
+# (``built_once``).
 
 # The quick tier (`pytest -m "not slow"`) leaves out every test that grades through the sandbox (it needs
 # the worker server, directly or through another fixture), every test of grade-all (its name says so) and
