@@ -138,7 +138,11 @@ def main() -> None:
     parser.add_argument("--overhead", action="store_true",
                         help="instead: time grading the mutants with and without diagnosis, interleaved")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--catalogue-only", action="store_true",
+                        help="diagnose with the hand-written catalogue alone, as before the operators (the baseline)")
     args = parser.parse_args()
+    if args.catalogue_only:
+        catalogue_only()
     if args.overhead:
         overhead(args.rounds)
         return
@@ -156,6 +160,18 @@ def main() -> None:
     print(f"graded in {time.monotonic() - started:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+
+
+def catalogue_only() -> None:
+    """Judges built from here on diagnose with the catalogue alone (no generated variants)."""
+    from grader.diagnosis.diagnose import Diagnoser
+    from grader.session import session as checking
+
+    def without_operators(assignment):  # noqa: ANN001, ANN202 - session.diagnoser_for's shape
+        if assignment.reference is None:
+            return None
+        return Diagnoser(assignment.reference, load_catalogue(assignment.id), assignment=assignment.id)
+    checking.diagnoser_for = without_operators
 
 
 def overhead(rounds: int = 3) -> None:
