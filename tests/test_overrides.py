@@ -1,7 +1,8 @@
 """Staff overrides (``grader override``, ``grader.batch.overrides``): added with a reason, applied by every
 grade-all and merge, kept through re-grades, sent back for review when the submission or the check changed.
 
-One tiny class graded once (alice: the reference, bob: the stub); each test works on its own copy.
+One tiny class graded once (alice: the reference, bob: the stub); each test works on its own copy, but for
+the two that read one shared re-grade with bob's overrides (``overridden``).
 """
 
 from __future__ import annotations
@@ -136,14 +137,26 @@ def test_a_bad_line_in_the_file_is_named(course: tuple[Path, Path], capsys) -> N
 # ------------------------------------------------------------------ grade-all, re-grades, review
 
 
-def test_grade_all_applies_it_and_a_regrade_keeps_it(course: tuple[Path, Path]) -> None:
-    subs, out = course
-    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
+@pytest.fixture(scope="module")
+def overridden(graded: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A copy of the class with two overrides on bob (a check, and an exercise's total), then grade-all
+    again: nothing to grade, the overrides applied. Read only: the tests of what grade-all applies and
+    what the student sees share this one run; a test that runs grade-all again works on a copy."""
+    subs, out = graded
+    root = tmp_path_factory.mktemp("overridden")
+    shutil.copytree(subs, root / "submissions")
+    shutil.copytree(out, root / "out")
+    subs, out = root / "submissions", root / "out"
+    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "TA Kim") == 0
     assert override(out, "bob", "--exercise", "scale_scores", "--points", "3", "--reason", "office hours",
                     "--by", "prof") == 0
-    for args in ((), ("--force",)):  # unchanged (nothing graded), then every card graded again
-        proc = grade_all(subs, out, *args)
-        assert proc.returncode == 0, proc.stderr
+    proc = grade_all(subs, out)
+    assert proc.returncode == 0, proc.stderr
+    return subs, out
+
+
+def test_grade_all_applies_it_and_a_regrade_keeps_it(overridden: tuple[Path, Path], tmp_path: Path) -> None:
+    def applied_to_bob(out: Path) -> None:
         bob = card(out, "bob")
         assert score_of(bob, CHECK) == 2 and bob.score == 5
         assert next(c for c in bob.checks if c.id == CHECK).override.reason == REASON
@@ -153,6 +166,14 @@ def test_grade_all_applies_it_and_a_regrade_keeps_it(course: tuple[Path, Path]) 
         assert (float(row["score"]), float(row["attention_scores"]), float(row["scale_scores"])) == (5, 2, 3)
         assert batch.read_record(batch.Layout(out), "bob")[0].score == 5  # canvas from the folder reads records
         assert not (out / overrides.REVIEW).exists()
+
+    applied_to_bob(overridden[1])  # unchanged: nothing graded
+    subs, out = tmp_path / "submissions", tmp_path / "out"
+    shutil.copytree(overridden[0], subs)
+    shutil.copytree(overridden[1], out)
+    proc = grade_all(subs, out, "--force")  # then every card graded again
+    assert proc.returncode == 0, proc.stderr
+    applied_to_bob(out)
     applied = [line for line in audit(out) if line["event"] == "applied"]
     assert [(a["target"], a["old"], a["new"]) for a in applied] == [
         (f"attention_scores/{CHECK}", 0.0, 2.0), ("scale_scores", 0.0, 3.0)] * 2  # first run, and the --force one
@@ -236,12 +257,8 @@ def test_merge_keeps_the_late_penalty_on_an_overridden_card_and_redraws_reports(
 # ------------------------------------------------------------------ what the student sees
 
 
-def test_the_card_and_reports_show_the_override_and_its_reason(course: tuple[Path, Path]) -> None:
-    subs, out = course
-    assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "TA Kim") == 0
-    assert override(out, "bob", "--exercise", "scale_scores", "--points", "3", "--reason", "office hours",
-                    "--by", "prof") == 0
-    assert grade_all(subs, out).returncode == 0
+def test_the_card_and_reports_show_the_override_and_its_reason(overridden: tuple[Path, Path]) -> None:
+    _, out = overridden
     data = json.loads((out / "cards" / "bob.json").read_text())
     check = next(c for c in data["checks"] if c["id"] == CHECK)
     assert check["override"] == {"points": 2.0, "was": 0.0, "reason": REASON, "by": "TA Kim",
