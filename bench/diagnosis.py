@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader import api  # noqa: E402
 from grader.diagnosis.catalogue import load_catalogue  # noqa: E402
-from grader.diagnosis.operators import variants  # noqa: E402
+from grader.diagnosis.family import variants  # noqa: E402
 from grader.sandbox.client import WorkerServer  # noqa: E402
 from grader.scorecard import Scorecard  # noqa: E402
 from grader.scoring import UNNAMED_ID  # noqa: E402

@@ -1,4 +1,4 @@
-"""The mutation operators (``grader.diagnosis.operators``): what each generates, and that the family is sound.
+"""The mutation operators (``grader.diagnosis.operators``, ``family``): what each generates, and that the family is sound.
 
 No sandbox here: sources are parsed and variants built in this process (trusted code, ours), and a
 student's answers are simulated by running a student-style function on the checks' kind of inputs.
@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 import torch
 
-from grader.diagnosis import operators
+from grader.diagnosis import family, operators
 from grader.diagnosis.catalogue import load_catalogue, module_from_source
 from grader.diagnosis.diagnose import Diagnoser, diagnosis
 from tests.corpus_cases import REFERENCE
@@ -22,25 +22,25 @@ SOURCES = {name: path.read_text(encoding="utf-8") for name, path in REFERENCE.it
 
 
 @pytest.fixture(scope="module")
-def families() -> dict[str, list[operators.Variant]]:
-    return {name: operators.variants(source, name) for name, source in SOURCES.items()}
+def families() -> dict[str, list[family.Variant]]:
+    return {name: family.variants(source, name) for name, source in SOURCES.items()}
 
 
 def test_every_operator_makes_variants_somewhere(families):
-    made = Counter(v.operator for family in families.values() for v in family)
-    einsum = operators.variants("import torch\ndef f(q, k):\n    return torch.einsum('btd,bsd->bts', q, k)\n", "x")
+    made = Counter(v.operator for variants in families.values() for v in variants)
+    einsum = family.variants("import torch\ndef f(q, k):\n    return torch.einsum('btd,bsd->bts', q, k)\n", "x")
     made.update(v.operator for v in einsum)
     missing = [name for name in [*operators.OPERATORS, "order", "pair", "ignored"] if not made[name]]
     assert not missing, f"operators that never find a site: {missing}"
 
 
 def test_every_variant_compiles_differs_from_the_reference_and_has_a_stable_unique_id(families):
-    for name, family in families.items():
-        again = operators.variants(SOURCES[name], name)
-        assert [v.id for v in family] == [v.id for v in again], "ids must not change between runs"
-        assert len({v.id for v in family}) == len(family)
+    for name, made in families.items():
+        again = family.variants(SOURCES[name], name)
+        assert [v.id for v in made] == [v.id for v in again], "ids must not change between runs"
+        assert len({v.id for v in made}) == len(made)
         definitions = {d.name: ast.unparse(d) for d in ast.parse(SOURCES[name]).body if hasattr(d, "name")}
-        for v in family:
+        for v in made:
             compile(v.definition, v.id, "exec")
             assert v.definition != definitions[v.exercise], v.id
             assert v.title.startswith(f"`{v.exercise}`") and v.explanation.startswith("Fix: ")
@@ -53,17 +53,17 @@ def test_a_new_exercise_gets_variants_without_operator_work():
               "    T = scores.shape[-1]\n"
               "    distance = torch.arange(T)[None, :] - torch.arange(T)[:, None]\n"
               "    return scores + slopes.unsqueeze(-1).unsqueeze(-1) * distance.clamp_max(0) / math.sqrt(T)\n")
-    family = operators.variants(source, "alibi")
-    kinds = {v.operator for v in family}
+    made = family.variants(source, "alibi")
+    kinds = {v.operator for v in made}
     assert {"dim", "shape", "scale", "cast"} <= kinds, kinds
-    assert all(v.exercise == "alibi_bias" for v in family)
+    assert all(v.exercise == "alibi_bias" for v in made)
 
 
 def test_a_variant_of_a_helper_reaches_its_callers():
     """``attention`` calls ``softmax``: the variant module's ``attention`` runs the edited ``softmax``."""
-    family = operators.variants(SOURCES["attention"], "attention")
-    factory = operators.VariantFactory(SOURCES["attention"], "_test")
-    dim0 = next(v for v in family if v.exercise == "softmax" and v.operator == "dim" and "dim 0" in v.title
+    made = family.variants(SOURCES["attention"], "attention")
+    factory = family.VariantFactory(SOURCES["attention"], "_test")
+    dim0 = next(v for v in made if v.exercise == "softmax" and v.operator == "dim" and "dim 0" in v.title
                 and "e.sum" in v.title)
     reference, variant = module_from_source(SOURCES["attention"], "_test_reference").__dict__, factory.build(dim0).__dict__
     q, k, v = (torch.randn(2, 3, 4, generator=torch.Generator().manual_seed(i)) for i in range(3))

@@ -1,28 +1,23 @@
-"""Which known mistake do a failed check's answers match?
+"""Which known mistake do a card's failed checks show?
 
-While a check runs, the student proxy keeps every request it sent to the
-sandboxed child and the child's reply (``StudentProxy.recording``). When the
-check fails, the judge replays those requests here, in its own process, on
-the reference and on every catalogued variant of the check's exercise, with
-the same inputs and the same seeds. A mistake is named only when
+When a check fails, the judge replays the requests it recorded (``answers``) in its own process on
+the reference and on the known mistakes that can change what the check's exercise computes: the
+hand-written catalogue (``catalogue``) and the variants the mutation operators generate
+(``family``). A mistake is named only when
 
-- the reference does not give the student's answers (the check failed for a
-  reason the answers show), and
-- the variant gives every one of them: the same values within the dtype's
-  tolerance (NaN where NaN, inf where inf), the same dtype, shape and device,
-  the same exception where the student's code raised (see ``_raised``), the
-  same inputs written into where the check looked.
+- the reference does not give the student's answers (the check failed for a reason the answers
+  show), and
+- the variant gives every one of them, in every check of the exercise: the same values within the
+  dtype's tolerance (NaN where NaN, inf where inf), the same dtype, shape and device, the same
+  exception where the student's code raised, the same inputs written into where the check looked.
 
-Two mistakes that both match are named together; nothing is guessed. A
-request that cannot be replayed (a vector-Jacobian product, a probe with no
-forward) is not evidence either way.
+Catalogued mistakes that both match are named together; generated variants that match alike are
+one mistake written several ways. Nothing is guessed. A request that cannot be replayed (a
+vector-Jacobian product) is not evidence either way.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,179 +26,14 @@ from typing import Any, Sequence
 
 import torch
 
-from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES
+from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, replay, replayable, request_key, same,
+                                      student_answer)
 from grader.diagnosis.catalogue import Mistake, module_from_source
-from grader.diagnosis.operators import Variant, VariantFactory
-from grader.diagnosis.operators import variants as generate_variants
-from grader.sandbox.protocol import DTYPES
+from grader.diagnosis.family import Variant, VariantFactory
+from grader.diagnosis.family import variants as generate_variants
 from grader.scorecard import Diagnosis, MistakeName
 
-Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, its reply)
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What one request gave: an exception kind, or the outputs, which inputs were written into,
-    and (for a module) its registered parameters and buffers."""
-
-    raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, first line with digits as N)
-    outputs: tuple[Any, ...] = ()
-    modified: tuple[bool, ...] = ()
-    structure: tuple[Any, ...] = ()
-
-
-def _raised(type_name: str, message: str) -> Answer:
-    """An exception as evidence: its type, whether it is a device mismatch, and its first line with
-    every run of digits read as N. Which of these count is decided where answers are compared
-    (``same``): the words only where the contract asks for no exception."""
-    text = re.sub(r"\d+", "N", message.splitlines()[0] if message else "")[:100]
-    return Answer(raised=(type_name, any(s in message for s in DEVICE_MISMATCH), text))
-
-
-def _structure(parameters: dict[str, Any], buffers: dict[str, Any]) -> tuple[Any, ...]:
-    """Parameter names and shapes; buffer names, shapes and whether state_dict saves them."""
-    return (tuple(sorted((n, tuple(p["shape"])) for n, p in parameters.items())),
-            tuple(sorted((n, tuple(b["shape"]), bool(b["persistent"])) for n, b in buffers.items())))
-
-
-def _flat(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
-
-
-def _modified(before: Sequence[Any], after: Sequence[Any]) -> tuple[bool, ...]:
-    def changed(b: Any, a: Any) -> bool:
-        if not isinstance(b, torch.Tensor) or b.device.type == "meta":
-            return False
-        return not (isinstance(a, torch.Tensor) and a.shape == b.shape and torch.equal(a.cpu(), b.cpu()))
-    return tuple(changed(b, a) for b, a in zip(before, after))
-
-
-def replayable(message: dict[str, Any]) -> bool:
-    """A plain call or a module probe; not a vector-Jacobian product (gradients are not replayed)."""
-    return (message.get("op") == "call" and message.get("vjp") is None) or message.get("op") == "probe"
-
-
-def student_answer(message: dict[str, Any], reply: dict[str, Any]) -> Answer:
-    """The child's reply as an Answer."""
-    if not reply.get("ok"):
-        return _raised(str(reply.get("type") or reply.get("kind") or "error"), str(reply.get("message", "")))
-    if message["op"] == "probe":
-        facts = reply.get("facts") or {}
-        return Answer(outputs=tuple(facts.get("outputs") or ()),
-                      structure=_structure(facts.get("parameters") or {}, facts.get("buffers") or {}))
-    modified = _modified(message["args"], reply.get("args") or []) if message.get("return_args") else ()
-    return Answer(outputs=_flat(reply.get("value")), modified=modified)
-
-
-def _clone(x: Any) -> Any:
-    return x.clone() if isinstance(x, torch.Tensor) else x
-
-
-def replay(module: ModuleType, message: dict[str, Any]) -> Answer:
-    """Answer ``message`` with ``module`` (the reference or a variant), in the judge.
-
-    The global RNG is seeded as the child seeds it and restored afterwards,
-    so dropout draws the same numbers and the judge's own state is untouched.
-    """
-    with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a variant's deprecation warnings say nothing about the student
-        seed = int(message.get("seed", 0))
-        torch.default_generator.manual_seed(seed)
-        try:
-            if message["op"] == "probe":
-                torch.default_generator.manual_seed(int(message.get("build_seed", seed)))
-                return _probe(module, message, seed)
-            args = [_clone(a) for a in message["args"]]
-            kwargs = {k: _clone(v) for k, v in message.get("kwargs", {}).items()}
-            value = getattr(module, message["fn"])(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - the variant's exception is the evidence compared
-            return _raised(type(exc).__name__, str(exc))
-    modified = _modified(message["args"], args) if message.get("return_args") else ()
-    return Answer(outputs=_flat(value), modified=modified)
-
-
-def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
-    """What ``child.probe`` does, for the outputs and the structure: build, load, move, run each input."""
-    built = getattr(module, message["cls"])(*(message.get("args") or []), **(message.get("kwargs") or {}))
-    if message.get("params") is not None:
-        built.load_state_dict(message["params"], strict=False)
-    if message.get("dtype"):
-        built = built.to(DTYPES[message["dtype"]])
-    if message.get("to"):
-        built = built.to(message["to"])
-    built.train(message.get("mode", "eval") == "train")
-    saved = set(built.state_dict())
-    structure = _structure({n: {"shape": p.shape} for n, p in built.named_parameters()},
-                           {n: {"shape": b.shape, "persistent": n in saved} for n, b in built.named_buffers()})
-    outputs = []
-    for i, x in enumerate(message.get("inputs") or []):
-        torch.default_generator.manual_seed(seed)  # as ``child.probe``: every forward from the request's state
-        run = built.get_submodule(str(message["run"])) if message.get("run") else built
-        outputs.append(run(x))
-    return Answer(outputs=tuple(outputs), structure=structure)
-
-
-def same(a: Answer, b: Answer, words: bool = True) -> bool:
-    """Whether two answers agree: the same exception, or outputs equal within the dtype's tolerance.
-
-    Two exceptions agree by type and device mismatch, and, with ``words``, by their first line (digits
-    as N). Words are left out where the contract asks for an exception (the reference raises): then
-    the contract asks for a type (``split_heads`` with C % n_heads != 0 raises ``ValueError``) and its
-    words are the student's own. Where the contract asks for none, an exception is a failure inside
-    running code, and its words say which (a ``ValueError`` from unpacking a tensor into two names is
-    not one the student raised; torch raises ``RuntimeError`` for nearly every failure).
-    """
-    if a.raised or b.raised:
-        if a.raised is None or b.raised is None:
-            return False
-        return a.raised[:2] == b.raised[:2] and (not words or a.raised[2] == b.raised[2])
-    return a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs) and all(
-        _close(x, y) for x, y in zip(a.outputs, b.outputs))
-
-
-def _close(x: Any, y: Any) -> bool:
-    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
-        return not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor) and type(x) is type(y) and x == y
-    if x.shape != y.shape or x.dtype != y.dtype or x.device.type != y.device.type:
-        return False
-    if x.device.type == "meta":
-        return True
-    if not x.is_floating_point():
-        return torch.equal(x.cpu(), y.cpu())
-    g, e = x.detach().cpu().double(), y.detach().cpu().double()
-    if not torch.equal(torch.isnan(g), torch.isnan(e)) or not torch.equal(torch.isinf(g) * g.sign(), torch.isinf(e) * e.sign()):
-        return False
-    finite = torch.isfinite(e)
-    rtol, atol = TOLERANCES.get(x.dtype, TOLERANCES[torch.float32])
-    return bool(((g[finite] - e[finite]).abs() <= atol + rtol * e[finite].abs()).all())
-
-
-def request_key(message: dict[str, Any]) -> str:
-    """A digest of everything a request hands the code: equal keys, equal answers from trusted code."""
-    digest = hashlib.blake2b(digest_size=16)
-
-    def feed(value: Any) -> None:
-        if isinstance(value, torch.Tensor):
-            digest.update(f"T{value.dtype}{tuple(value.shape)}{value.stride()}{value.device.type}".encode())
-            if value.device.type != "meta":
-                digest.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
-        elif isinstance(value, dict):
-            digest.update(b"{")
-            for k in sorted(value, key=str):
-                digest.update(repr(k).encode())
-                feed(value[k])
-            digest.update(b"}")
-        elif isinstance(value, (list, tuple)):
-            digest.update(b"[")
-            for v in value:
-                feed(v)
-            digest.update(b"]")
-        else:
-            digest.update(repr(value).encode())
-
-    feed({k: v for k, v in message.items() if k != "vjp"})
-    return digest.hexdigest()
 
 
 def uses(module: ModuleType) -> dict[str, frozenset[str]]:
@@ -429,7 +259,7 @@ class Diagnoser:
         for message, key, answer in sorted(_evidence(requests), key=lambda e: (e[2].raised is not None, size(e[0]))):
             ref = self._answer(None, message, key)
             if not same(answer, ref, words=ref.raised is None):
-                return f"{_call_text(message)} gives {_answer_text(answer, ref, as_mistake=False)}"
+                return f"{call_text(message)} gives {answer_text(answer, ref, as_mistake=False)}"
         return ""
 
     def example(self, mistake: Known, requests: Sequence[Request]) -> str:
@@ -440,53 +270,8 @@ class Diagnoser:
             if same(answer, ref, words=ref.raised is None) or not same(answer, self._answer(mistake, message, key),
                                                                         words=ref.raised is None):
                 continue
-            return f"For example, {_call_text(message)} gives {_answer_text(answer, ref)}"
+            return f"For example, {call_text(message)} gives {answer_text(answer, ref)}"
         return ""
-
-
-def _call_text(message: dict[str, Any]) -> str:
-    def arg(value: Any) -> str:
-        if isinstance(value, torch.Tensor):
-            return f"{str(value.dtype).removeprefix('torch.')}[{'x'.join(map(str, value.shape))}]"
-        return repr(value)[:40]
-    name = message.get("fn") or message.get("cls") or "the function"
-    args = [arg(a) for a in message.get("args") or []]
-    args += [f"{k}={arg(v)}" for k, v in (message.get("kwargs") or {}).items()]
-    if message.get("op") == "probe":
-        return f"`{name}({', '.join(args)})` run on {len(message.get('inputs') or [])} input(s)"
-    return f"`{name}({', '.join(args)})`"
-
-
-def _answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> str:
-    """'<yours> (as this mistake does); the reference gives <theirs>', at the first place they differ."""
-    if not as_mistake:
-        return _answer_text(answer, reference).replace(", as with this mistake", "").replace(
-            "the same answers as this mistake, and not the reference's.", "answers unlike the reference's.")
-    if answer.raised:
-        return f"{_article(answer.raised[0])} {answer.raised[0]} with your code, as with this mistake; the reference's does not raise."
-    if reference.raised:
-        return f"a result with your code, as with this mistake; the reference raises {_article(reference.raised[0])} {reference.raised[0]}."
-    for i, (mine, theirs) in enumerate(zip(answer.outputs, reference.outputs)):
-        if _close(mine, theirs):
-            continue
-        which = f"output {i}" if len(answer.outputs) > 1 else "the output"
-        if not isinstance(mine, torch.Tensor) or not isinstance(theirs, torch.Tensor):
-            return f"{which} {mine!r} with your code, as with this mistake; the reference gives {theirs!r}."
-        if mine.shape != theirs.shape or mine.dtype != theirs.dtype:
-            return (f"{which} of shape {tuple(mine.shape)} and dtype {str(mine.dtype).removeprefix('torch.')} with your "
-                    f"code, as with this mistake; the reference gives {tuple(theirs.shape)}, "
-                    f"{str(theirs.dtype).removeprefix('torch.')}.")
-        if mine.device.type != theirs.device.type:
-            return (f"{which} on the {mine.device.type} device with your code, as with this mistake; the reference's "
-                    f"is on {theirs.device.type}, the inputs' device.")
-        if mine.device.type == "meta":
-            break
-        g, e = mine.detach().cpu().double(), theirs.detach().cpu().double()
-        diff = torch.where(torch.isnan(g) & torch.isnan(e), torch.zeros_like(g), (g - e).abs().nan_to_num(float("inf")))
-        where = tuple(int(j) for j in torch.nonzero(diff == diff.max())[0]) if diff.numel() else ()
-        return (f"{g[where].item():.4g} at index {where} of {which} with your code, as with this mistake; "
-                f"the reference gives {e[where].item():.4g}.")
-    return "the same answers as this mistake, and not the reference's."
 
 
 Known = Mistake | Variant  # a catalogued mistake or a generated variant: id, exercise, title, explanation
@@ -529,5 +314,3 @@ def representative(found: Sequence[Known]) -> Known | None:
     return named[0] if named else None
 
 
-def _article(word: str) -> str:
-    return "an" if word[:1].upper() in "AEIOU" else "a"

@@ -1,0 +1,238 @@
+"""A request's answer, from the student's reply or replayed on trusted code, and how two answers compare.
+
+While a check runs, the student proxy keeps every request it sent to the sandboxed child and the
+child's reply. Diagnosis turns a reply into an ``Answer`` (``student_answer``) and replays the same
+request in the judge on the reference or a variant (``replay``), with the same inputs and seeds; two
+answers agree (``same``) when they raise alike or give the same values within the dtype's tolerance,
+dtype, shape and device. ``call_text`` and ``answer_text`` put one request in a sentence, the
+evidence a card shows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import warnings
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Sequence
+
+import torch
+
+from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES
+from grader.sandbox.protocol import DTYPES
+
+Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, its reply)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one request gave: an exception kind, or the outputs, which inputs were written into,
+    and (for a module) its registered parameters and buffers."""
+
+    raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, first line with digits as N)
+    outputs: tuple[Any, ...] = ()
+    modified: tuple[bool, ...] = ()
+    structure: tuple[Any, ...] = ()
+
+
+def _raised(type_name: str, message: str) -> Answer:
+    """An exception as evidence: its type, whether it is a device mismatch, and its first line with
+    every run of digits read as N. Which of these count is decided where answers are compared
+    (``same``): the words only where the contract asks for no exception."""
+    text = re.sub(r"\d+", "N", message.splitlines()[0] if message else "")[:100]
+    return Answer(raised=(type_name, any(s in message for s in DEVICE_MISMATCH), text))
+
+
+def _structure(parameters: dict[str, Any], buffers: dict[str, Any]) -> tuple[Any, ...]:
+    """Parameter names and shapes; buffer names, shapes and whether state_dict saves them."""
+    return (tuple(sorted((n, tuple(p["shape"])) for n, p in parameters.items())),
+            tuple(sorted((n, tuple(b["shape"]), bool(b["persistent"])) for n, b in buffers.items())))
+
+
+def _flat(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _modified(before: Sequence[Any], after: Sequence[Any]) -> tuple[bool, ...]:
+    def changed(b: Any, a: Any) -> bool:
+        if not isinstance(b, torch.Tensor) or b.device.type == "meta":
+            return False
+        return not (isinstance(a, torch.Tensor) and a.shape == b.shape and torch.equal(a.cpu(), b.cpu()))
+    return tuple(changed(b, a) for b, a in zip(before, after))
+
+
+def replayable(message: dict[str, Any]) -> bool:
+    """A plain call or a module probe; not a vector-Jacobian product (gradients are not replayed)."""
+    return (message.get("op") == "call" and message.get("vjp") is None) or message.get("op") == "probe"
+
+
+def student_answer(message: dict[str, Any], reply: dict[str, Any]) -> Answer:
+    """The child's reply as an Answer."""
+    if not reply.get("ok"):
+        return _raised(str(reply.get("type") or reply.get("kind") or "error"), str(reply.get("message", "")))
+    if message["op"] == "probe":
+        facts = reply.get("facts") or {}
+        return Answer(outputs=tuple(facts.get("outputs") or ()),
+                      structure=_structure(facts.get("parameters") or {}, facts.get("buffers") or {}))
+    modified = _modified(message["args"], reply.get("args") or []) if message.get("return_args") else ()
+    return Answer(outputs=_flat(reply.get("value")), modified=modified)
+
+
+def _clone(x: Any) -> Any:
+    return x.clone() if isinstance(x, torch.Tensor) else x
+
+
+def replay(module: ModuleType, message: dict[str, Any]) -> Answer:
+    """Answer ``message`` with ``module`` (the reference or a variant), in the judge.
+
+    The global RNG is seeded as the child seeds it and restored afterwards,
+    so dropout draws the same numbers and the judge's own state is untouched.
+    """
+    with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a variant's deprecation warnings say nothing about the student
+        seed = int(message.get("seed", 0))
+        torch.default_generator.manual_seed(seed)
+        try:
+            if message["op"] == "probe":
+                torch.default_generator.manual_seed(int(message.get("build_seed", seed)))
+                return _probe(module, message, seed)
+            args = [_clone(a) for a in message["args"]]
+            kwargs = {k: _clone(v) for k, v in message.get("kwargs", {}).items()}
+            value = getattr(module, message["fn"])(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - the variant's exception is the evidence compared
+            return _raised(type(exc).__name__, str(exc))
+    modified = _modified(message["args"], args) if message.get("return_args") else ()
+    return Answer(outputs=_flat(value), modified=modified)
+
+
+def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
+    """What ``child.probe`` does, for the outputs and the structure: build, load, move, run each input."""
+    built = getattr(module, message["cls"])(*(message.get("args") or []), **(message.get("kwargs") or {}))
+    if message.get("params") is not None:
+        built.load_state_dict(message["params"], strict=False)
+    if message.get("dtype"):
+        built = built.to(DTYPES[message["dtype"]])
+    if message.get("to"):
+        built = built.to(message["to"])
+    built.train(message.get("mode", "eval") == "train")
+    saved = set(built.state_dict())
+    structure = _structure({n: {"shape": p.shape} for n, p in built.named_parameters()},
+                           {n: {"shape": b.shape, "persistent": n in saved} for n, b in built.named_buffers()})
+    outputs = []
+    for i, x in enumerate(message.get("inputs") or []):
+        torch.default_generator.manual_seed(seed)  # as ``child.probe``: every forward from the request's state
+        run = built.get_submodule(str(message["run"])) if message.get("run") else built
+        outputs.append(run(x))
+    return Answer(outputs=tuple(outputs), structure=structure)
+
+
+def same(a: Answer, b: Answer, words: bool = True) -> bool:
+    """Whether two answers agree: the same exception, or outputs equal within the dtype's tolerance.
+
+    Two exceptions agree by type and device mismatch, and, with ``words``, by their first line (digits
+    as N). Words are left out where the contract asks for an exception (the reference raises): then
+    the contract asks for a type (``split_heads`` with C % n_heads != 0 raises ``ValueError``) and its
+    words are the student's own. Where the contract asks for none, an exception is a failure inside
+    running code, and its words say which (a ``ValueError`` from unpacking a tensor into two names is
+    not one the student raised; torch raises ``RuntimeError`` for nearly every failure).
+    """
+    if a.raised or b.raised:
+        if a.raised is None or b.raised is None:
+            return False
+        return a.raised[:2] == b.raised[:2] and (not words or a.raised[2] == b.raised[2])
+    return a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs) and all(
+        _close(x, y) for x, y in zip(a.outputs, b.outputs))
+
+
+def _close(x: Any, y: Any) -> bool:
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        return not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor) and type(x) is type(y) and x == y
+    if x.shape != y.shape or x.dtype != y.dtype or x.device.type != y.device.type:
+        return False
+    if x.device.type == "meta":
+        return True
+    if not x.is_floating_point():
+        return torch.equal(x.cpu(), y.cpu())
+    g, e = x.detach().cpu().double(), y.detach().cpu().double()
+    if not torch.equal(torch.isnan(g), torch.isnan(e)) or not torch.equal(torch.isinf(g) * g.sign(), torch.isinf(e) * e.sign()):
+        return False
+    finite = torch.isfinite(e)
+    rtol, atol = TOLERANCES.get(x.dtype, TOLERANCES[torch.float32])
+    return bool(((g[finite] - e[finite]).abs() <= atol + rtol * e[finite].abs()).all())
+
+
+def request_key(message: dict[str, Any]) -> str:
+    """A digest of everything a request hands the code: equal keys, equal answers from trusted code."""
+    digest = hashlib.blake2b(digest_size=16)
+
+    def feed(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            digest.update(f"T{value.dtype}{tuple(value.shape)}{value.stride()}{value.device.type}".encode())
+            if value.device.type != "meta":
+                digest.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        elif isinstance(value, dict):
+            digest.update(b"{")
+            for k in sorted(value, key=str):
+                digest.update(repr(k).encode())
+                feed(value[k])
+            digest.update(b"}")
+        elif isinstance(value, (list, tuple)):
+            digest.update(b"[")
+            for v in value:
+                feed(v)
+            digest.update(b"]")
+        else:
+            digest.update(repr(value).encode())
+
+    feed({k: v for k, v in message.items() if k != "vjp"})
+    return digest.hexdigest()
+
+
+def call_text(message: dict[str, Any]) -> str:
+    def arg(value: Any) -> str:
+        if isinstance(value, torch.Tensor):
+            return f"{str(value.dtype).removeprefix('torch.')}[{'x'.join(map(str, value.shape))}]"
+        return repr(value)[:40]
+    name = message.get("fn") or message.get("cls") or "the function"
+    args = [arg(a) for a in message.get("args") or []]
+    args += [f"{k}={arg(v)}" for k, v in (message.get("kwargs") or {}).items()]
+    if message.get("op") == "probe":
+        return f"`{name}({', '.join(args)})` run on {len(message.get('inputs') or [])} input(s)"
+    return f"`{name}({', '.join(args)})`"
+
+
+def answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> str:
+    """'<yours> (as this mistake does); the reference gives <theirs>', at the first place they differ."""
+    if not as_mistake:
+        return answer_text(answer, reference).replace(", as with this mistake", "").replace(
+            "the same answers as this mistake, and not the reference's.", "answers unlike the reference's.")
+    if answer.raised:
+        return f"{_article(answer.raised[0])} {answer.raised[0]} with your code, as with this mistake; the reference's does not raise."
+    if reference.raised:
+        return f"a result with your code, as with this mistake; the reference raises {_article(reference.raised[0])} {reference.raised[0]}."
+    for i, (mine, theirs) in enumerate(zip(answer.outputs, reference.outputs)):
+        if _close(mine, theirs):
+            continue
+        which = f"output {i}" if len(answer.outputs) > 1 else "the output"
+        if not isinstance(mine, torch.Tensor) or not isinstance(theirs, torch.Tensor):
+            return f"{which} {mine!r} with your code, as with this mistake; the reference gives {theirs!r}."
+        if mine.shape != theirs.shape or mine.dtype != theirs.dtype:
+            return (f"{which} of shape {tuple(mine.shape)} and dtype {str(mine.dtype).removeprefix('torch.')} with your "
+                    f"code, as with this mistake; the reference gives {tuple(theirs.shape)}, "
+                    f"{str(theirs.dtype).removeprefix('torch.')}.")
+        if mine.device.type != theirs.device.type:
+            return (f"{which} on the {mine.device.type} device with your code, as with this mistake; the reference's "
+                    f"is on {theirs.device.type}, the inputs' device.")
+        if mine.device.type == "meta":
+            break
+        g, e = mine.detach().cpu().double(), theirs.detach().cpu().double()
+        diff = torch.where(torch.isnan(g) & torch.isnan(e), torch.zeros_like(g), (g - e).abs().nan_to_num(float("inf")))
+        where = tuple(int(j) for j in torch.nonzero(diff == diff.max())[0]) if diff.numel() else ()
+        return (f"{g[where].item():.4g} at index {where} of {which} with your code, as with this mistake; "
+                f"the reference gives {e[where].item():.4g}.")
+    return "the same answers as this mistake, and not the reference's."
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].upper() in "AEIOU" else "a"
