@@ -216,3 +216,50 @@ def test_a_runtime_error_is_matched_by_torchs_first_line_with_numbers_as_n():
     assert [m.id for m in found] == ["attention_scores_k_T"]
     other_words = _raises("RuntimeError", "q and k do not fit together")
     assert diagnoser.matching("attention_scores", [(request, other_words)]) == []
+
+
+def test_a_named_mistake_shows_a_request_as_its_evidence(corpus_cards):
+    """The sentence ends with one request where the student's answer is the mistake's and not the reference's."""
+    examples = [d.text.split("For example, ", 1)[1] for card in corpus_cards.values() for d in card.diagnoses
+                if d.id != "unnamed" and "For example, `" in d.text]
+    assert len(examples) > 40, f"only {len(examples)} diagnoses carry an example"
+    for example in examples:
+        assert re.match(r"`\w+\(.*\)`.* gives .*as with this mistake", example), example
+
+
+def test_the_evidence_comes_from_visible_checks_only(tmp_path):
+    """Two students with a course secret get different hidden inputs; the example quoted to each is the same,
+    because it is taken from a visible check (the same inputs for everyone), never from a hidden one."""
+    from grader import api
+
+    secret = tmp_path / "course.secret"
+    secret.write_text("a course secret of more than sixteen bytes\n")
+    case = next(c for c in MUTANTS if c.id == "attention/mutants/softmax_dim0")
+    path = case.write_submission(tmp_path)
+    with api.Grader(case.assignment, course_secret_file=secret) as grader:
+        assert grader.input_seed("alice") != grader.input_seed("bob")
+        texts = [{d.exercise: d.text for d in grader.grade(path, student).diagnoses} for student in ("alice", "bob")]
+    assert texts[0] == texts[1] and any("For example, `" in t for t in texts[0].values()), texts
+
+
+def test_an_exercise_no_mistake_fits_says_what_broke_first_and_where(tmp_path):
+    """mha_proj_created_in_forward names no known mistake (its header says why); its card says which
+    property broke first and the smallest input where the answers differ, once, above the exercise."""
+    from grader import api
+
+    case = next(c for c in MUTANTS if c.id == "attention-modules/mutants/mha_proj_created_in_forward")
+    with api.Grader(case.assignment) as grader:
+        card = grader.grade(case.write_submission(tmp_path))
+    unnamed = [d for d in card.diagnoses if d.id == "unnamed"]
+    assert len(unnamed) == 1 and unnamed[0].exercise == "MultiHeadAttention", card.diagnoses
+    assert re.search(r"the first property that broke is `test_\w+", unnamed[0].text)
+    assert "The smallest input where your answer differs: `MultiHeadAttention(" in unnamed[0].text
+    assert unnamed[0].checks and all(c.diagnosis is None for c in card.checks)
+
+
+@pytest.mark.parametrize("case_id", ["attention/mutants/softmax_uses_torch_softmax",
+                                     "attention/mutants/softmax_epsilon_in_exp"])
+def test_nothing_is_said_where_no_answer_differs(corpus_cards, case_id):
+    """A forbidden call with the right values, or weights within every tolerance: the check's own message says
+    what it saw; no 'no known mistake fits' sentence is added."""
+    assert corpus_cards[case_id].diagnoses == ()

@@ -198,7 +198,8 @@ def call_text(message: dict[str, Any]) -> str:
     args = [arg(a) for a in message.get("args") or []]
     args += [f"{k}={arg(v)}" for k, v in (message.get("kwargs") or {}).items()]
     if message.get("op") == "probe":
-        return f"`{name}({', '.join(args)})` run on {len(message.get('inputs') or [])} input(s)"
+        inputs = [arg(x) for x in message.get("inputs") or []]
+        return f"`{name}({', '.join(args)})`" + (f" run on {', '.join(inputs)}" if inputs else ", built,")
     return f"`{name}({', '.join(args)})`"
 
 
@@ -211,6 +212,16 @@ def answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> s
         return f"{_article(answer.raised[0])} {answer.raised[0]} with your code, as with this mistake; the reference's does not raise."
     if reference.raised:
         return f"a result with your code, as with this mistake; the reference raises {_article(reference.raised[0])} {reference.raised[0]}."
+    if len(answer.outputs) != len(reference.outputs):
+        return (f"{len(answer.outputs)} value(s) with your code, as with this mistake; the reference returns "
+                f"{len(reference.outputs)}.")
+    written = [i for i, (mine, theirs) in enumerate(zip(answer.modified, reference.modified)) if mine and not theirs]
+    if written:
+        return (f"the right values but writes into its argument {written[0] + 1} with your code, as with this mistake; "
+                "the reference leaves its inputs unchanged.")
+    if answer.structure != reference.structure:
+        return ("a module whose parameters or buffers are not the reference's with your code, as with this mistake: "
+                f"{_structure_text(answer.structure)} against {_structure_text(reference.structure)}.")
     for i, (mine, theirs) in enumerate(zip(answer.outputs, reference.outputs)):
         if _close(mine, theirs):
             continue
@@ -232,6 +243,12 @@ def answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> s
         return (f"{g[where].item():.4g} at index {where} of {which} with your code, as with this mistake; "
                 f"the reference gives {e[where].item():.4g}.")
     return "the same answers as this mistake, and not the reference's."
+
+
+def _structure_text(structure: tuple[Any, ...]) -> str:
+    parameters, buffers = structure if len(structure) == 2 else ((), ())
+    names = [n for n, *_ in parameters] + [f"buffer {n}" for n, *_ in buffers]
+    return ", ".join(names[:6]) or "none"
 
 
 def _article(word: str) -> str:

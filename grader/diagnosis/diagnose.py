@@ -202,7 +202,7 @@ class Diagnoser:
         for exercise in failing:
             ordered = self._discriminating_first(evidence.get(exercise, []))
             pool = [m for m in self.candidates(exercise) if m.exercise == exercise or m.exercise in failing]
-            if self._only_raised(ordered) and self._uses_failing(exercise, failing):
+            if self._only_raised(ordered) and self.uses_failing(exercise, failing):
                 # Every answer unlike the reference's is an exception, and a function it calls fails too: the
                 # exception most likely comes from there, so only that function's mistakes may explain it.
                 pool = [m for m in pool if m.exercise != exercise]
@@ -220,7 +220,8 @@ class Diagnoser:
                   if not same(answer, ref := self._answer(None, message, key), words=ref.raised is None)]
         return bool(unlike) and all(answer.raised for answer in unlike)
 
-    def _uses_failing(self, exercise: str, failing: set[str]) -> bool:
+    def uses_failing(self, exercise: str, failing: set[str]) -> bool:
+        """Whether ``exercise`` calls (directly or not) another exercise in ``failing``."""
         if self._uses is None:
             self._uses = uses(self._module(None))
         return bool((self._uses.get(exercise, frozenset()) - {exercise}) & failing)

@@ -144,8 +144,13 @@ UNNAMED = "No known mistake fits all your answers"
 def _first_breaks(outcomes: list[Verdict], settled: list[list[Known]], diagnoser: Diagnoser) -> dict[int, str]:
     """For each exercise with a failed check and no mistake named: the first visible check that failed on the
     student's answers, with the smallest recorded input where their answer is not the reference's. Keyed by
-    that outcome's ``id()``: the sentence is said once, above the exercise's failed checks."""
+    that outcome's ``id()``: the sentence is said once, above the exercise's failed checks.
+
+    Nothing is said where no answer differs (the check's own message says what it saw: a forbidden call,
+    a weight of 1e-9 where 0 is asked), nor for an exercise that calls a failing one (that one is the cause
+    to look at first, and has its own sentence)."""
     named = {o.exercise for o, found in zip(outcomes, settled) if found}
+    failing = {o.exercise for o in outcomes if o.status not in ("passed", "skipped")}
     said: dict[int, str] = {}
     done: set[str] = set()
     for o in outcomes:
@@ -153,6 +158,7 @@ def _first_breaks(outcomes: list[Verdict], settled: list[list[Known]], diagnoser
             continue
         done.add(o.exercise)
         smallest = diagnoser.smallest_difference(o.requests)
-        said[id(o)] = (f"{UNNAMED}: the first property that broke is `{o.check_id}`."
-                       + (f" The smallest input where your answer differs: {smallest}" if smallest else ""))
+        if smallest and not diagnoser.uses_failing(o.exercise, failing):
+            said[id(o)] = (f"{UNNAMED}: the first property that broke is `{o.check_id}`. "
+                           f"The smallest input where your answer differs: {smallest}")
     return said
