@@ -154,12 +154,10 @@ def _close(x: Any, y: Any) -> bool:
         return True
     if not x.is_floating_point():
         return torch.equal(x.cpu(), y.cpu())
-    g, e = x.detach().cpu().double(), y.detach().cpu().double()
-    if not torch.equal(torch.isnan(g), torch.isnan(e)) or not torch.equal(torch.isinf(g) * g.sign(), torch.isinf(e) * e.sign()):
-        return False
-    finite = torch.isfinite(e)
+    # |x - y| <= atol + rtol * |y| where finite; NaN where NaN and inf of the same sign where inf (torch.isclose's rule).
     rtol, atol = TOLERANCES.get(x.dtype, TOLERANCES[torch.float32])
-    return bool(((g[finite] - e[finite]).abs() <= atol + rtol * e[finite].abs()).all())
+    return bool(torch.isclose(x.detach().cpu().double(), y.detach().cpu().double(), rtol=rtol, atol=atol,
+                              equal_nan=True).all())
 
 
 def request_key(message: dict[str, Any]) -> str:

@@ -212,7 +212,7 @@ class Diagnoser:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
             found = survivors.get(c.exercise, ()) if own and not self._reference_agrees(own) else ()
             matched.append(CheckEvidence(c.exercise, c.status, tuple(found), c.requests, c.diagnosable))
-        return self.settle(matched)
+        return self.settle(matched, verified=True)
 
     def _only_raised(self, evidence: Sequence[Evidence]) -> bool:
         """Whether every answer unlike the reference's is an exception."""
@@ -226,7 +226,7 @@ class Diagnoser:
             self._uses = uses(self._module(None))
         return bool((self._uses.get(exercise, frozenset()) - {exercise}) & failing)
 
-    def settle(self, checks: Sequence[CheckEvidence]) -> list[list[Known]]:
+    def settle(self, checks: Sequence[CheckEvidence], *, verified: bool = False) -> list[list[Known]]:
         """Across one card, drop the matches the card itself rules out.
 
         - A mistake of another exercise whose checks all passed is not the student's: every
@@ -241,12 +241,13 @@ class Diagnoser:
         """
         failing = {c.exercise for c in checks if c.status not in ("passed", "skipped")}
         kept = [[m for m in c.matches if m.exercise == c.exercise or m.exercise in failing] for c in checks]
-        involved = {c.exercise for found, c in zip(kept, checks) if found}
-        evidence: dict[str, list[Evidence]] = {}
-        for c in checks:
-            if c.exercise in involved:
-                evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
-        kept = [[m for m in found if self._gives(m, evidence[c.exercise])] for found, c in zip(kept, checks)]
+        if not verified:  # ``diagnose`` kept only mistakes that give every answer of their check's exercise
+            involved = {c.exercise for found, c in zip(kept, checks) if found}
+            evidence: dict[str, list[Evidence]] = {}
+            for c in checks:
+                if c.exercise in involved:
+                    evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
+            kept = [[m for m in found if self._gives(m, evidence[c.exercise])] for found, c in zip(kept, checks)]
         named = [_named(found) for found in kept]  # equivalent generated variants count as one
         shown = {n[0].id for n, c in zip(named, checks) if len(n) == 1 and n[0].exercise == c.exercise}
         return [[m for m in found if m.id in shown] or found if len(found) > 1 else found for found in kept]
