@@ -93,25 +93,32 @@ def project_cases() -> Iterator[tuple[Labelled, object]]:
         yield Labelled("project", case.id, exercise, "", expected or ""), case
 
 
-def unseen_labels() -> list[tuple[Labelled, Path]]:
+def unseen_labels() -> list[tuple[Labelled, str]]:
+    """Each held-out file's label and its whole source: a bug file holds only its buggy definition, appended to
+    the correct file its ``# base:`` header names (a later definition replaces the earlier one)."""
     found = []
     for path in sorted(UNSEEN.glob("*/*.py")):
-        header = dict(re.findall(r"^# (\w+): (.*)$", "".join(path.open(encoding="utf-8").readlines()[:8]), re.M))
+        text = path.read_text(encoding="utf-8")
+        header = dict(re.findall(r"^# (source|exercise|accept|why|base): (.*)$", text, re.M))
         exercise = header.get("exercise", "").strip()
         accept = header.get("accept", "").strip()
+        base = header.get("base", "").strip()
+        source = (path.with_name(f"{base}.py").read_text(encoding="utf-8") + "\n\n" + text) if base else text
         found.append((Labelled("unseen", f"{path.parent.name}/{path.stem}", "" if exercise == "none" else exercise,
-                               "" if accept == "-" else accept), path))
+                               "" if accept == "-" else accept), source))
     return found
 
 
-def grade_unseen(labels: list[tuple[Labelled, Path]]) -> Iterator[tuple[Labelled, Scorecard]]:
-    with WorkerServer() as server:
-        by_assignment: dict[str, list[tuple[Labelled, Path]]] = {}
-        for label, path in labels:
-            by_assignment.setdefault(label.id.split("/")[0], []).append((label, path))
+def grade_unseen(labels: list[tuple[Labelled, str]]) -> Iterator[tuple[Labelled, Scorecard]]:
+    with WorkerServer() as server, tempfile.TemporaryDirectory() as tmp:
+        by_assignment: dict[str, list[tuple[Labelled, str]]] = {}
+        for label, source in labels:
+            by_assignment.setdefault(label.id.split("/")[0], []).append((label, source))
         for assignment, items in by_assignment.items():
             with api.Grader(assignment, server=server) as grader:
-                for label, path in items:
+                for label, source in items:
+                    path = Path(tmp) / f"{label.id.split('/')[1]}.py"
+                    path.write_text(source, encoding="utf-8")
                     yield label, grader.grade(path)
 
 

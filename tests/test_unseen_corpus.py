@@ -1,0 +1,43 @@
+"""The held-out corpus's shape (``tests/corpus_unseen``): what bench/diagnosis.py relies on, never its verdicts.
+
+Only the bench grades these files (the corpus is held out from the diagnosis's own tests); here we check
+that each one is well formed: a label, and for a bug file one definition over a correct base.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+UNSEEN = Path(__file__).resolve().parent / "corpus_unseen"
+FILES = sorted(UNSEEN.glob("*/*.py"))
+CONTRACT = {"attention_scores", "scale_scores", "causal_mask", "apply_mask", "softmax", "mix_values", "attention",
+            "bag_of_past", "split_heads", "merge_heads", "multi_head_attention", "attention_entropy"}
+
+
+def header(path: Path) -> dict[str, str]:
+    return dict(re.findall(r"^# (source|exercise|accept|why|base): (.*)$", path.read_text(encoding="utf-8"), re.M))
+
+
+def test_the_corpus_is_there():
+    assert len(FILES) >= 50
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_each_file_is_labelled_and_whole(path):
+    label = header(path)
+    assert {"source", "exercise", "accept", "why"} <= label.keys(), f"{path.name}: header {sorted(label)}"
+    re.compile(label["accept"])
+    if label["exercise"] == "none":
+        assert "base" not in label and label["accept"] == "-"
+        defined = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
+        assert CONTRACT <= defined, f"{path.name} lacks {sorted(CONTRACT - defined)}"
+        return
+    base = path.with_name(f"{label['base']}.py")
+    assert base.is_file() and header(base)["exercise"] == "none", f"{path.name}: its base must be a correct file"
+    patch = [n for n in ast.parse(path.read_text(encoding="utf-8")).body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert [getattr(n, "name", None) for n in patch] == [label["exercise"]], \
+        f"{path.name}: one definition, the buggy {label['exercise']}"
