@@ -81,6 +81,8 @@ def first(klass: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert proc.returncode == 0, proc.stderr
     assert not (out / "changes.csv").exists()  # a first grading compares nothing: no list, not an empty one
     assert "first grading in this folder: no earlier scores to compare" in proc.stderr
+    page = (out / "reports" / "_index.html").read_text()  # the class page says what the command line says
+    assert "No earlier grading in this folder to compare with" in page and "No score changed." not in page
     return out
 
 
