@@ -19,7 +19,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from markupsafe import escape
 
 from grader import api, batch, cli, figures
 from grader import session
@@ -78,7 +77,7 @@ def _with_hidden_secret(card: Scorecard) -> tuple[Scorecard, str]:
     checks = list(card.checks)
     checks[target] = dataclasses.replace(checks[target], visibility="after_published", message=secret,
                                          diagnosis=Diagnosis("secret_mistake", "SECRET diagnosis title"))
-    return dataclasses.replace(card, checks=tuple(checks)), secret
+    return dataclasses.replace(card, checks=tuple(checks), diagnoses=()), secret  # the injected diagnosis alone
 
 
 # ------------------------------------------------------------------ figures
@@ -214,7 +213,7 @@ def test_page_shows_scores_failures_and_pictures(cards):
         assert f"<code>{exercise}</code>" in scores
     for check in _failed_visible(card):
         for part in check.message.split("\nLikely mistake: "):  # a diagnosis sentence has a box of its own
-            assert str(escape(part)) in page
+            assert str(html.prose(part)) in page  # escaped, `spans` as code
     for token in ("fluffy", "blue", "cat"):
         assert f">{token}</text>" in page
     worked = page[page.index('id="fig-worked_example"'):page.index('id="fig-long_sequence"')]
@@ -248,7 +247,7 @@ def test_a_diagnosis_title_is_shown_with_its_failed_check(cards):
     checks = list(card.checks)
     checks[target] = dataclasses.replace(checks[target], diagnosis=Diagnosis(
         "mask_missing", "The causal mask is never applied", (MistakeName("mask_after_softmax", "Mask after the softmax"),)))
-    page = html.render(dataclasses.replace(card, checks=tuple(checks)))
+    page = html.render(dataclasses.replace(card, checks=tuple(checks), diagnoses=()))  # no per-exercise sentence
     assert "The causal mask is never applied" in page and "Mask after the softmax" in page
 
 
