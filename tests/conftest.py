@@ -24,9 +24,20 @@ def server() -> Iterator[WorkerServer]:
         yield s
 
 
+@pytest.fixture(scope="module")
+def warm_graders(server: WorkerServer) -> Iterator[dict[str, api.Grader]]:
+    """One warm grader per assignment for a module's ``grade`` calls, made at its first: the judge (the
+    checks collected, the reference loaded) is paid for once per module, as grade-all pays for it once
+    per class, not once per file."""
+    graders: dict[str, api.Grader] = {}
+    yield graders
+    for grader in graders.values():
+        grader.close()
+
+
 @pytest.fixture
-def grade(server: WorkerServer, tmp_path: Path) -> Callable[..., Scorecard]:
-    """grade(source_or_path, assignment) -> Scorecard, through the shared server."""
+def grade(server: WorkerServer, warm_graders: dict[str, api.Grader], tmp_path: Path) -> Callable[..., Scorecard]:
+    """grade(source_or_path, assignment) -> Scorecard, through the shared server and the module's warm grader."""
 
     def run(source: str | bytes | Path, assignment: str = "attention", name: str | None = None) -> Scorecard:
         if isinstance(source, Path):
@@ -34,7 +45,9 @@ def grade(server: WorkerServer, tmp_path: Path) -> Callable[..., Scorecard]:
         else:
             path = tmp_path / (name or ("attention.py" if assignment == "attention" else "attention_modules.py"))
             path.write_bytes(source.encode() if isinstance(source, str) else source)
-        return api.grade(path, assignment, server=server)
+        if assignment not in warm_graders:
+            warm_graders[assignment] = api.Grader(assignment, server=server)
+        return warm_graders[assignment].grade(path)
 
     return run
 
