@@ -836,7 +836,8 @@ def test_a_sealed_release_unlocks_with_its_key_and_grades_with_every_check(hidde
 
 # ------------------------------------------------------------------ Classroom's reporter, as it parses the result
 
-# classroom-resources/autograding-grading-reporter@v1, dist/main.js (reproduced, not vendored):
+# classroom-resources/autograding-grading-reporter@d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca (v1),
+# dist/main.js (reproduced, not vendored):
 #   runnerResults = runners.map(r => JSON.parse(Buffer.from(process.env[`${r.toUpperCase()}_RESULTS`],
 #                                                            "base64").toString("utf-8")))
 #   NotifyClassroom: if (!results.max_score) skip; totalPoints += each tests[].score -> "Points t/m" (recorded)

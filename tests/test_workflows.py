@@ -36,12 +36,15 @@ CONFIG = load_config(ROOT / "assignments.yaml")
 ASSIGNMENTS = [CONFIG.assignment(aid) for aid in sorted(CONFIG.assignments)]
 VARIANTS = [(classroom, sealed) for classroom in (False, True) for sealed in (False, True)]
 VARIANT_IDS = ["autograde", "autograde-sealed", "classroom", "classroom-sealed"]
-# `uses: owner/repo@<commit>  # <tag>`: the commit runs, the tag says where it was taken from.
-PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s+(?P<action>[\w.-]+/[\w./-]+)@(?P<sha>[0-9a-f]{40})\s+#\s+(?P<tag>v\d+\.\d+\.\d+)\s*$")
+# `uses: owner/repo@<commit>  # <tag>`: the commit runs, the tag says where it was taken from (a full
+# version, or the major tag where that is all the action publishes: the Classroom reporter's `v1`).
+PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s+(?P<action>[\w.-]+/[\w./-]+)@(?P<sha>[0-9a-f]{40})\s+"
+                    r"#\s+(?P<tag>v\d+(?:\.\d+\.\d+)?)\s*$")
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s")
-# The one action left on a tag: its v1 commit could not be verified where the pins were taken (see
-# the comment above it in classroom.yml.j2 and the README); zizmor's ignore names only that line.
-TAG_PINNED = "uses: classroom-resources/autograding-grading-reporter@v1  # zizmor: ignore[unpinned-uses]"
+# The Classroom reporter publishes only the tag v1; this is the commit that tag names, the one run on
+# `grader ci --classroom`'s output here (README, GitHub Classroom).
+REPORTER = "classroom-resources/autograding-grading-reporter"
+REPORTER_V1 = "d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca"
 
 
 def load(text: str) -> dict:
@@ -150,21 +153,19 @@ def test_a_missing_zizmor_fails_under_ci(monkeypatch, tmp_path):
 
 
 def test_every_action_is_pinned_to_a_commit_with_its_tag(rendered):
-    """Each `uses:` is `owner/repo@<40 hex>  # vX.Y.Z`, the same commit for the same tag everywhere,
-    but the Classroom reporter's one line, which carries zizmor's only ignore."""
+    """Each `uses:` line is `owner/repo@<40 hex>  # <tag>`, the same commit for the same tag everywhere,
+    the Classroom reporter's included (its `# v1`)."""
     pins: dict[tuple[str, str], set[str]] = {}
     for path in shipped(rendered):
         for number, line in enumerate(path.read_text().splitlines(), 1):
             if not USES.match(line):
                 continue
-            if line.strip().removeprefix("- ") == TAG_PINNED:
-                assert path.name.startswith("classroom"), path
-                continue
             match = PINNED.match(line)
             assert match, f"{path}:{number}: not pinned to a commit with its tag: {line.strip()}"
             pins.setdefault((match["action"], match["tag"]), set()).add(match["sha"])
     assert {action for action, _ in pins} >= {"actions/checkout", "actions/setup-python", "actions/cache",
-                                             "actions/upload-artifact", "actions/download-artifact"}
+                                             "actions/upload-artifact", "actions/download-artifact", REPORTER}
+    assert pins[REPORTER, "v1"] == {REPORTER_V1}
     assert all(len(shas) == 1 for shas in pins.values()), pins
     tags: dict[str, set[str]] = {}
     for action, tag in pins:
@@ -172,15 +173,34 @@ def test_every_action_is_pinned_to_a_commit_with_its_tag(rendered):
     assert all(len(t) == 1 for t in tags.values()), f"one version of each action: {tags}"
 
 
-def test_the_one_ignore_is_the_reporters_and_says_why():
-    template = (ROOT / "grader/release/templates/classroom.yml.j2").read_text()
-    ignores = [line for path in (ROOT / "grader/release/templates").glob("*.j2") for line in path.read_text().splitlines()
-               if "zizmor: ignore" in line]
-    assert [line.strip().removeprefix("- ") for line in ignores] == [TAG_PINNED]
-    above = template.splitlines()[template.splitlines().index(ignores[0]) - 2:][:2]
-    assert "could not be verified" in above[0] and "gh api repos/classroom-resources" in above[1]
-    for path in [*RECIPES.glob("*.yml"), OWN]:
+def _third_party_uses(doc: dict) -> list[str]:
+    """Every `uses:` of a workflow, jobs' reusable workflows and steps alike, but local ones (`./...`)."""
+    found = []
+    for job in doc["jobs"].values():
+        found += [job["uses"]] if "uses" in job else []
+        found += [s["uses"] for s in job.get("steps", []) if "uses" in s]
+    return [u for u in found if not u.startswith("./")]
+
+
+def test_every_third_party_action_we_ship_runs_a_commit(rendered):
+    """Read as YAML, whatever the line looks like: every action from another repository is `@<40 hex>`
+    (a `docker://` image by its `@sha256:` digest), so no tag or branch moved upstream changes what
+    runs; and no line of the templates, recipes or this repository's workflow asks zizmor to look away."""
+    commit = re.compile(r"^[\w.-]+/[\w.-]+(?:/[\w./-]+)?@[0-9a-f]{40}$")
+    seen = []
+    for path in shipped(rendered):
+        for uses in _third_party_uses(load(path.read_text())):
+            ok = re.fullmatch(r"docker://[^@\s]+@sha256:[0-9a-f]{64}", uses) if uses.startswith("docker://") \
+                else commit.match(uses)
+            assert ok, f"{path}: {uses} is not pinned by a commit"
+            seen.append(uses)
+    assert f"{REPORTER}@{REPORTER_V1}" in seen and len(seen) >= 10
+    sources = [*(ROOT / "grader/release/templates").glob("*.j2"), *RECIPES.glob("*.yml"), OWN]
+    for path in sources:
         assert "zizmor: ignore" not in path.read_text(), path
+    # and the check itself refuses a tag, a branch and a short commit
+    for unpinned in ("actions/checkout@v4", f"{REPORTER}@v1", f"{REPORTER}@main", f"{REPORTER}@{REPORTER_V1[:7]}"):
+        assert not commit.match(unpinned), unpinned
 
 
 def _secret_places(doc: dict) -> list[str]:
@@ -329,8 +349,8 @@ def test_the_classroom_variant_is_what_the_reporter_requires(classroom):
     assert job["permissions"]["checks"] == "write" and job["permissions"]["contents"] == "read"
     grade = step(job, "Grade")
     assert grade["run"].startswith("grader ci --classroom ")
-    reporter = step(job, "classroom-resources/autograding-grading-reporter@")
-    assert reporter["uses"] == "classroom-resources/autograding-grading-reporter@v1"
+    reporter = step(job, f"{REPORTER}@")
+    assert reporter["uses"] == f"{REPORTER}@{REPORTER_V1}"
     runner = grade["id"]
     assert reporter["with"]["runners"] == runner
     assert reporter["env"] == {f"{runner.upper()}_RESULTS": f"${{{{ steps.{runner}.outputs.result }}}}"}

@@ -1,7 +1,8 @@
 """GitHub Classroom: the ``result`` step output its autograding reporter reads (base64 of compact JSON,
 one test per check with its own points, so Classroom records partial credit check by check).
 
-How the reporter (``classroom-resources/autograding-grading-reporter@v1``, its ``dist/main.js``)
+How the reporter (``classroom-resources/autograding-grading-reporter`` at its tag ``v1``, commit
+``d13b5912daf5042ac1b71bc38bdb4a6bcd61d8ca``, the pin in ``classroom.yml``; its ``dist/main.js``)
 reads it, which ``tests/test_ci.py`` reproduces:
 
 * the workflow passes ``result`` to it as the environment variable ``GRADER_RESULTS``; it decodes
