@@ -4,6 +4,9 @@ the kit's recorded expected values judge submissions exactly as the reference do
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
+import inspect
 import base64
 import io
 import json
@@ -11,7 +14,9 @@ import re
 import shutil
 import subprocess
 import tokenize
+import types
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 import torch
@@ -22,6 +27,9 @@ from grader.config import load_config
 from grader.release import bundle, kit
 from grader.session import load_reference
 from grader.session.tape import Recorder
+from grader.sandbox import rng
+from grader.sandbox.errors import StudentError
+from grader.sandbox.proxy import CallResult
 from tests.corpus_cases import corpus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -355,6 +363,93 @@ def test_the_kit_gives_the_same_visible_verdicts_as_the_reference(release, serve
                 assert not any(c.diagnosis for c in kit_card.checks)
                 got = [(c.id, c.status, c.message) for c in kit_card.checks]
                 assert got == want, f"{case.id}: " + str([(g, w) for g, w in zip(got, want) if g != w][:2])
+
+
+class InProcessStudent:
+    """A corpus case run in this process, answering a gate's ``student.call`` as the sandbox's proxy does:
+    each stream its own RNG state (``grader.sandbox.rng``), inputs copied, and any raise of the submission's
+    code as ``StudentError`` (the child turns every exception of student code into that reply). Enough for
+    the gate's path and nothing else: replaying it needs no worker, so every corpus case costs milliseconds."""
+
+    def __init__(self, module: types.ModuleType, check: str) -> None:
+        self._module, self._check = module, check
+
+    def call(self, name: str, *args: Any, stream: int = 0, **kwargs: Any) -> CallResult:
+        rng.reset(rng.derive(self._check, stream))
+        copied = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        try:
+            value = getattr(self._module, name)(*copied, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - student code may raise anything; the sandbox says StudentError
+            raise StudentError(name, {"type": type(exc).__name__, "message": str(exc)}) from None
+        return CallResult(value)
+
+
+GATE_ARGS = ["student", "reference", "cases", "assignment", "fn"]
+
+
+def _gate_takes_cases(aid: str) -> bool:
+    """Whether the assignment's gate judges per exercise from ``cases`` (``GATE_ARGS``): the gate whose questions
+    to the reference follow its inputs. attention-modules' gate probes one module and asks its reference for
+    the same two forwards whatever the student answers."""
+    path = ROOT / "grader" / "checks" / CONFIG.assignment(aid).checks_package / "test_work.py"
+    gates = [n for n in ast.parse(path.read_text()).body
+             if isinstance(n, ast.FunctionDef) and n.name == "test_output_is_not_a_placeholder"] if path.is_file() else []
+    return bool(gates) and [a.arg for a in gates[0].args.args] == GATE_ARGS
+
+
+GATED_BY_CASES = [aid for aid in sorted(CONFIG.assignments) if _gate_takes_cases(aid)]
+
+
+def _kit_gate(release: Path, package: str) -> Callable[..., None]:
+    """The kit's own gate, as released (its ``test_work.py``, its imports resolved in this grader)."""
+    path = release / "grader" / "checks" / package / "test_work.py"
+    module_spec = importlib.util.spec_from_file_location(f"kit_{package}_test_work", path)
+    assert module_spec is not None and module_spec.loader is not None, path
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    gate = module.test_output_is_not_a_placeholder
+    assert list(inspect.signature(gate).parameters) == GATE_ARGS, path
+    return gate
+
+
+def test_the_gate_replay_finds_the_gate_that_judges_from_cases():
+    """The replay below is parametrised by what it finds: finding nothing would prove nothing."""
+    assert "attention" in GATED_BY_CASES and "attention-modules" not in GATED_BY_CASES
+
+
+@pytest.mark.parametrize("aid", GATED_BY_CASES)
+def test_the_kit_answers_every_input_the_gate_asks_of_every_corpus_case(release, aid):
+    """Issue 26: a gate that asked the reference for its next input only once the student's answer on the
+    previous one proved nothing left the kit without that input's answer (the reference passes on its
+    first), so a mutant such as ``attention_scores_k_T`` read "the kit and the course's grader differ".
+    Every mutant and alternative of the corpus goes through the kit's gate of every exercise, its reference
+    the kit's tape (``Tape.for_check``, as the kit's ``reference`` fixture hands it): no case may meet a
+    question the release did not record. In process, no worker: a few seconds for the whole corpus."""
+    kit_config = load_config(release / "grader/course/assignments.yaml").assignment(aid)
+    gate = _kit_gate(release, kit_config.checks_package)
+    prefix = f"{kit_config.checks_package}/test_work.py::test_output_is_not_a_placeholder"
+    recorded = tape.Tape.load(kit_config.expected)
+    conftest = importlib.import_module(f"grader.checks.{kit_config.checks_package}.conftest")
+    cases = conftest.build_cases()
+    exercises = [ex.name for ex in kit_config.exercises_with("test_output_is_not_a_placeholder")]
+    corpus_cases = [c for c in corpus("mutants") + corpus("alternatives") if c.assignment == aid]
+    assert exercises and len(corpus_cases) >= 20, (exercises, len(corpus_cases))
+    misses, placeholders = [], []
+    for case in corpus_cases:
+        module = types.ModuleType(f"corpus_{case.path.stem}")
+        exec(compile(case.source(), case.id, "exec"), module.__dict__)  # noqa: S102 - the course's own corpus
+        for fn in exercises:
+            check = f"{prefix}[{fn}]"
+            try:
+                gate(InProcessStudent(module, check), recorded.for_check(check), cases, kit_config, fn)
+            except tape.TapeMiss as miss:
+                misses.append(f"{case.id} at {fn}: {miss}")
+            except AssertionError:  # a placeholder verdict: the tape answered every question it was asked
+                placeholders.append(f"{case.id} at {fn}")
+    assert not misses, f"{len(misses)} gate runs asked the kit what it did not record:\n" + "\n".join(misses[:5])
+    # The replay judges as the kit does: no correct alternative is taken for a placeholder (tests/test_credit.py).
+    wrong = [p for p in placeholders if "/alternatives/" in p]
+    assert not wrong, f"the in-process replay took correct code for a placeholder: {wrong[:3]}"
 
 
 def test_a_question_the_tape_did_not_record_is_the_graders_error_not_the_students():
