@@ -5,14 +5,18 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
 
 from grader import api
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
+
+if TYPE_CHECKING:
+    from tests.corpus_cases import CorpusCase
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_WAIT_SECONDS = 900  # a generous bound for the other worker's share of the corpus, on a busy machine
@@ -134,44 +138,95 @@ def hidden_release(tmp_path_factory: pytest.TempPathFactory, hidden_key: str, re
                       lambda out: bundle.build_release(out, hidden_key=hidden_key))
 
 
+class CorpusCards(Mapping[str, Scorecard]):
+    """The corpus's cards, keyed by case id (``attention/mutants/softmax_dim0``), each graded when first read.
+
+    Graded lazily, so ``pytest tests/test_corpus.py -k NAME`` grades only the cases its selected tests read
+    (a fixture that graded the whole corpus up front made ``-k`` as slow as the full run); a test that reads
+    every card (``values()``, ``items()``) grades what is left. Through one warm grader per assignment, as
+    grade-all grades a class. Under xdist the workers share the work through ``shared`` (the run's shared
+    temporary folder): a case is graded by the worker that claims it first (a file created with O_EXCL),
+    which leaves its card there as JSON for the others to read.
+    """
+
+    def __init__(self, server: WorkerServer, folder: Path, shared: Path | None) -> None:
+        from tests.corpus_cases import corpus
+
+        self._cases = {c.id: c for c in corpus("mutants") + corpus("alternatives")}
+        self._server, self._folder, self._shared = server, folder, shared
+        self._cards: dict[str, Scorecard] = {}
+        self._graders: dict[str, api.Grader] = {}
+
+    def __getitem__(self, case_id: str) -> Scorecard:
+        if case_id not in self._cards:
+            case = self._cases[case_id]  # KeyError for an id the corpus does not have, as a dict says it
+            if self._shared is None or self._claim(case_id):
+                self._cards[case_id] = self._grade(case)
+            else:
+                self._cards[case_id] = self._wait(case_id)
+        return self._cards[case_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cases)
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+    def values(self) -> list[Scorecard]:  # type: ignore[override]
+        return [card for _, card in self.items()]
+
+    def items(self) -> list[tuple[str, Scorecard]]:  # type: ignore[override]
+        """Every card: first those no other worker has claimed (graded here), then the others' (read)."""
+        for case_id in self._cases:
+            if case_id not in self._cards and (self._shared is None or self._claim(case_id)):
+                self._cards[case_id] = self._grade(self._cases[case_id])
+        return [(case_id, self[case_id]) for case_id in self._cases]
+
+    def close(self) -> None:
+        for grader in self._graders.values():
+            grader.close()
+
+    def _path(self, case_id: str, suffix: str) -> Path:
+        assert self._shared is not None
+        return self._shared / (case_id.replace("/", "__") + suffix)
+
+    def _claim(self, case_id: str) -> bool:
+        return _claim(self._path(case_id, ".claim"))
+
+    def _grade(self, case: CorpusCase) -> Scorecard:
+        try:
+            if case.assignment not in self._graders:
+                self._graders[case.assignment] = api.Grader(case.assignment, server=self._server)
+            card = self._graders[case.assignment].grade(case.write_submission(self._folder / case.kind))
+        except BaseException as exc:
+            if self._shared is not None:  # the workers waiting for this card learn why at once
+                self._path(case.id, ".failed").write_text(f"{type(exc).__name__}: {exc}")
+            raise
+        if self._shared is not None:
+            done = self._path(case.id, ".json")
+            done.with_suffix(".tmp").write_text(card.to_json())
+            done.with_suffix(".tmp").replace(done)  # whole, or not there
+        return card
+
+    def _wait(self, case_id: str) -> Scorecard:
+        done = self._path(case_id, ".json")
+        _wait_for(done, self._path(case_id, ".failed"), f"the card of {case_id}")
+        return Scorecard.from_dict(json.loads(done.read_text()))
+
+
 @pytest.fixture(scope="session")
 def corpus_cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory,
-                 request: pytest.FixtureRequest) -> dict[str, Scorecard]:
-    """Every mutant and alternative of the corpus graded once, through one warm grader per assignment.
-
-    Keyed by case id (``attention/mutants/softmax_dim0``). The corpus, diagnosis and
-    contract-clause tests all read these cards instead of grading the same files again. Under xdist
-    the workers share the work through the run's shared temporary folder: each grades the cases no
-    other worker has claimed yet (a file created with O_EXCL is the claim) and leaves each card there
-    as JSON, then reads the others' cards, so the corpus is graded once per run, on every worker at once.
-    """
-    from tests.corpus_cases import corpus, grade_corpus
-
-    cases = corpus("mutants") + corpus("alternatives")
-    if getattr(request.config, "workerinput", None) is None:  # not an xdist worker: nothing to share
-        return {case.id: card for case, card in grade_corpus(cases, server)}
-    shared = tmp_path_factory.getbasetemp().parent / "corpus-cards"
-    shared.mkdir(exist_ok=True)
-
-    def path(case_id: str, suffix: str) -> Path:
-        return shared / (case_id.replace("/", "__") + suffix)
-
-    def claim(case) -> bool:  # one at a time, as this worker gets to it: the workers share the corpus
-        try:
-            os.close(os.open(path(case.id, ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-            return True
-        except FileExistsError:
-            return False
-
-    for case, card in grade_corpus(cases, server, claim):
-        done = path(case.id, ".json")
-        done.with_suffix(".tmp").write_text(card.to_json())
-        done.with_suffix(".tmp").replace(done)  # whole, or not there
-    deadline = time.monotonic() + CORPUS_WAIT_SECONDS
-    while (missing := [c.id for c in cases if not path(c.id, ".json").is_file()]) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not missing, f"another worker did not grade {missing[:3]} within {CORPUS_WAIT_SECONDS} s"
-    return {c.id: Scorecard.from_dict(json.loads(path(c.id, ".json").read_text())) for c in cases}
+                 request: pytest.FixtureRequest) -> Iterator[CorpusCards]:
+    """Every mutant and alternative of the corpus, each graded once per run when a test first reads its card
+    (``CorpusCards``): the corpus, diagnosis, blame and contract-clause tests all read these cards instead of
+    grading the same files again."""
+    shared = None
+    if getattr(request.config, "workerinput", None) is not None:  # an xdist worker: the run's workers share
+        shared = tmp_path_factory.getbasetemp().parent / "corpus-cards"
+        shared.mkdir(exist_ok=True)
+    cards = CorpusCards(server, tmp_path_factory.mktemp("corpus"), shared)
+    yield cards
+    cards.close()
 
 
 # The suite runs on two xdist workers (pyproject's addopts), a test module at a time (--dist loadscope), so a

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from tests.conftest import CorpusCards
 from tests.corpus_cases import corpus
 
 MUTANTS = corpus("mutants")
@@ -47,3 +48,23 @@ def test_mutant_loses_points_with_a_teaching_message(corpus_cards, case):
     assert own, f"no check of {case.header['exercise']} lost points"
     pattern = re.compile(case.header["message"], re.IGNORECASE)
     assert any(pattern.search(c.message) for c in own), [c.message for c in own][:4]
+
+
+def test_a_card_is_graded_when_first_read_so_k_selects_what_is_graded(monkeypatch, tmp_path):
+    """`pytest tests/test_corpus.py -k NAME` grades only NAME's cases: reading one card grades that case
+    alone, once; reading them all grades the rest (docs/adding-an-exercise.md runs the corpus tests with -k)."""
+    graded: list[str] = []
+
+    def grade(self, case):
+        graded.append(case.id)
+        return f"the card of {case.id}"
+
+    monkeypatch.setattr(CorpusCards, "_grade", grade)
+    cards = CorpusCards(server=None, folder=tmp_path, shared=None)
+    one = MUTANTS[3].id
+    assert cards[one] == f"the card of {one}" and cards[one] == f"the card of {one}"
+    assert graded == [one] and len(cards) == len(MUTANTS) + len(ALTERNATIVES)
+    assert dict(cards.items()) == {c.id: f"the card of {c.id}" for c in MUTANTS + ALTERNATIVES}
+    assert sorted(graded) == sorted(c.id for c in MUTANTS + ALTERNATIVES)
+    with pytest.raises(KeyError):
+        cards["attention/mutants/no_such_case"]
