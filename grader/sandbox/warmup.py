@@ -1,23 +1,79 @@
 """Pay once for what torch loads lazily on first use.
 
 ``torch._check`` and autograd with explicit gradients import
-``torch.fx.experimental.symbolic_shapes`` and sympy (~0.5 s here);
-``masked_fill`` on the ``meta`` device imports ``torch._dynamo`` (~1 s). The
-worker server pays for all of it before forking, so no sandboxed child does;
+``torch.fx.experimental.symbolic_shapes`` and sympy (~0.3 s of CPU here).
+The worker server pays for it before forking, so no sandboxed child does;
 the judge pays for what its checks use, in its own thread while the server
 starts, so the first submission does not.
+
+``masked_fill`` (and every elementwise op torch runs through its Python
+references) on the ``meta`` device used to import ``torch._dynamo`` (~0.8 s
+of CPU, once per process) only to wrap the reference in ``torch._dynamo.disable``:
+``skip_dynamo_until_imported`` makes that wrap wait until something imports
+``torch._dynamo`` for real.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
 
 import torch
+import torch._compile
+
+
+def _until_dynamo(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` called directly while ``torch._dynamo`` is not imported, and through its
+    ``torch._dynamo.disable`` wrap (made then, once, as torch would) from the moment it is."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if "torch._dynamo" not in sys.modules:
+            return fn(*args, **kwargs)
+        import torch._dynamo
+
+        disabled = torch._dynamo.disable(fn, True, wrapping=False)
+        fn.__dynamo_disable = disabled  # type: ignore[attr-defined]  # torch's own cache slot, now the real wrap
+        return disabled(*args, **kwargs)
+
+    return call
+
+
+def skip_dynamo_until_imported() -> int:
+    """Let torch's ``_disable_dynamo``-wrapped functions run without importing ``torch._dynamo``.
+
+    torch wraps its Python references (``torch._refs.where``, which ``masked_fill`` on
+    ``meta`` runs, and ~280 more) in ``torch._compile._disable_dynamo``: on its first call each
+    imports ``torch._dynamo`` to build ``torch._dynamo.disable(fn)`` and caches it on
+    ``fn.__dynamo_disable``. While ``torch._dynamo`` is not imported, nothing can be compiling
+    (``torch.compile`` imports it), so "disable dynamo" changes nothing: we fill that cache
+    slot with ``_until_dynamo(fn)``, which calls ``fn`` directly and builds torch's real wrap
+    the first time it runs with ``torch._dynamo`` loaded. Same results, same errors; only the
+    import is skipped. Found by their code object, so a torch without that wrapper (another
+    version) simply gets nothing filled. Returns how many were filled.
+    """
+    probe = torch._compile._disable_dynamo(lambda: None)
+    code = getattr(probe, "__code__", None)
+    if code is None or "fn" not in code.co_freevars:
+        return 0
+    cell = code.co_freevars.index("fn")
+    filled = 0
+    for obj in gc.get_objects():
+        if type(obj) is not types.FunctionType or obj.__code__ is not code:  # never getattr: modules compute some
+            continue
+        fn = obj.__closure__[cell].cell_contents
+        if getattr(fn, "__dynamo_disable", None) is None:
+            fn.__dynamo_disable = _until_dynamo(fn)
+            filled += 1
+    return filled
 
 
 def warm_up_judge() -> None:
     """The judge's share: one thread (its tensors are tiny), torch._check and autograd."""
     torch.set_num_threads(1)
+    skip_dynamo_until_imported()
     importlib.import_module("torch.fx.experimental.symbolic_shapes")
     # A generator of its own: the global one is what the checks seed to build reference modules, and a judge
     # warming up in its thread must not move it under another judge of the same process (tests hold two).
