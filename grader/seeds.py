@@ -17,7 +17,9 @@ The secret comes from the environment variable ``GRADER_COURSE_SECRET`` or a
 file (``grader grade --course-secret-file``; ``course_secret_file:`` in
 assignments.yaml, relative to it). Without one the seed is 0: the hidden
 checks' inputs are the fixed ones every student gets, and the card says so
-once (``environment.input_seed_note``). The seed is on the staff's card
+once (``environment.input_seed_note``). A secret shorter than
+``MIN_SECRET_BYTES`` is refused, and so is a ``GRADER_COURSE_SECRET`` that is
+set but empty (``course_secret`` says why). The seed is on the staff's card
 (``environment.input_seed``), never on a student's (``grader.export.views``).
 """
 
@@ -35,6 +37,8 @@ from grader.files import read_yaml
 SECRET_ENV = "GRADER_COURSE_SECRET"
 CONFIG_KEY = "course_secret_file"
 NO_SECRET = 0  # the inputs as written in the checks: the same for everyone
+MIN_SECRET_BYTES = 16  # 128 bits: below that a secret can be guessed offline from one card's hidden inputs
+MAKE_ONE = "make one with `python -c 'import secrets; print(secrets.token_hex(16))'`"
 NO_SECRET_NOTE = (f"no course secret ({SECRET_ENV} or --course-secret-file): the hidden checks' inputs are the "
                   "same for every student")
 
@@ -57,17 +61,37 @@ def read_secret_file(path: Path) -> bytes:
         raise SecretError(f"cannot read the course secret file {path}: {exc.strerror or exc}") from None
     if not secret:
         raise SecretError(f"the course secret file {path} is empty")
+    return long_enough(secret, f"the course secret file {path}")
+
+
+def long_enough(secret: bytes, where: str) -> bytes:
+    """``secret``, or SecretError when it is under ``MIN_SECRET_BYTES``: the seeds are an HMAC of ids
+    anyone can guess, so a short secret could be found by trying them against one card's hidden inputs,
+    and with it every student's inputs. Refused rather than used: grading with it would look protected."""
+    if len(secret) < MIN_SECRET_BYTES:
+        raise SecretError(f"{where} holds {len(secret)} bytes: a course secret needs at least {MIN_SECRET_BYTES} "
+                          f"(a shorter one can be guessed); {MAKE_ONE}")
     return secret
 
 
 def course_secret(secret_file: Path | None = None, config_path: Path | None = None) -> bytes | None:
     """The course secret: ``secret_file``, else ``$GRADER_COURSE_SECRET``, else the config's
-    ``course_secret_file:``; None when there is none (every seed is then 0)."""
+    ``course_secret_file:``; None when there is none (every seed is then 0).
+
+    A ``GRADER_COURSE_SECRET`` that is set but empty (or only spaces) is refused (SecretError), not
+    read as "no secret": it is what a CI secret that failed to reach the job, or a shell variable
+    that was never filled in, looks like, and taking it for "none" would grade the class on the
+    inputs every student shares, with nothing on screen but a note on each card. Unset the
+    variable to grade on shared inputs on purpose."""
     if secret_file is not None:
         return read_secret_file(secret_file)
-    value = os.environ.get(SECRET_ENV, "").strip()
-    if value:
-        return value.encode()
+    if SECRET_ENV in os.environ:
+        value = os.environ[SECRET_ENV].strip()
+        if not value:
+            raise SecretError(f"{SECRET_ENV} is set but empty: nothing graded (an empty secret would give every "
+                              f"student the same hidden inputs); set it to the course secret, or unset it to "
+                              f"grade on shared inputs on purpose")
+        return long_enough(value.encode(), SECRET_ENV)
     named = _config_secret_file(config_path)
     return read_secret_file(named) if named is not None else None
 

@@ -41,17 +41,40 @@ def test_without_a_secret_every_seed_is_zero(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_secret_from_env_file_and_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(seeds.SECRET_ENV, "from-env")
-    assert seeds.course_secret() == b"from-env"
+    monkeypatch.setenv(seeds.SECRET_ENV, "from-env-0123456789")
+    assert seeds.course_secret() == b"from-env-0123456789"
     secret = tmp_path / "secret"
-    secret.write_text("from-file\n")
-    assert seeds.course_secret(secret) == b"from-file"  # the file named on the command line wins
+    secret.write_text("from-file-0123456789\n")
+    assert seeds.course_secret(secret) == b"from-file-0123456789"  # the file named on the command line wins
     monkeypatch.delenv(seeds.SECRET_ENV)
     config = tmp_path / "assignments.yaml"
     config.write_text("course_secret_file: secret\n")
-    assert seeds.course_secret(None, config) == b"from-file"  # relative to the config
+    assert seeds.course_secret(None, config) == b"from-file-0123456789"  # relative to the config
     with pytest.raises(seeds.SecretError):
         seeds.course_secret(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("source", ["env", "file"])
+def test_a_secret_under_16_bytes_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, source: str) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("12345\n")
+    monkeypatch.delenv(seeds.SECRET_ENV, raising=False)
+    if source == "env":
+        monkeypatch.setenv(seeds.SECRET_ENV, "12345")
+    with pytest.raises(seeds.SecretError, match="holds 5 bytes: a course secret needs at least 16"):
+        seeds.course_secret(secret if source == "file" else None)
+    secret.write_text("0123456789abcdef\n")  # exactly 16: accepted
+    monkeypatch.setenv(seeds.SECRET_ENV, "0123456789abcdef")
+    assert seeds.course_secret(secret if source == "file" else None) == b"0123456789abcdef"
+
+
+@pytest.mark.parametrize("value", ["", "   "])
+def test_a_set_but_empty_secret_is_refused_not_read_as_none(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv(seeds.SECRET_ENV, value)
+    with pytest.raises(seeds.SecretError, match="GRADER_COURSE_SECRET is set but empty: nothing graded"):
+        seeds.course_secret(None, ROOT / "assignments.yaml")
+    monkeypatch.delenv(seeds.SECRET_ENV)
+    assert seeds.course_secret(None, ROOT / "assignments.yaml") is None  # unset: shared inputs, on purpose
 
 
 def test_grade_takes_student_and_secret_file() -> None:

@@ -95,6 +95,10 @@ def scan(submissions: Path, assignment_file: str, unpack_to: Path, roster: Seque
     except lms.LayoutError as exc:
         raise IntakeError(f"{submissions}: {exc}") from None
     entries, notes = _assign(download, roster)
+    if not entries and not roster:  # nothing to grade: a header-only gradebook would read as a graded class
+        left = f" ({len(download.unknown)} entries left out: {_listed(download.unknown)})" if download.unknown else ""
+        raise IntakeError(f"{submissions}: no submission found{left}; nothing graded; give the folder or .zip that "
+                          f"holds the class's files, or add --roster to record every student as missing")
     if download.unknown:
         notes.insert(0, f"{len(download.unknown)} entries are not {lms.LAYOUT_NAMES[chosen]} submissions, "
                         f"left out: {_listed(download.unknown)}")

@@ -21,7 +21,7 @@ def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], 
                   complete: bool = True, similarity_threshold: float = similarity.DEFAULT_THRESHOLD,
                   check_fingerprints: dict[str, str] | None = None, say: Callable[[str], None] | None = None,
                   late: Callable[[Row], Row] | None = None,
-                  finished: Callable[[list[Row]], None] | None = None) -> None:
+                  finished: Callable[[list[Row]], None] | None = None, warnings: Sequence[str] = ()) -> None:
     """The views of the rows: gradebook.csv, summary.json, the cohort views (plots, similarity.json,
     reports/_index.html: ``grader.batch.cohort``, never a failure), and batch.json once every student is done.
 
@@ -36,7 +36,7 @@ def write_outputs(layout: Layout, assignment_id: str, exercises: Sequence[str], 
         finished(rows)
     gradebook_csv.write(rows, exercises, layout.root / "gradebook.csv")
     cards = {r.student: layout.root / r.card for r in rows if r.status == "graded"}
-    summarised = summary.summarise(assignment_id, rows, cards)
+    summarised = summary.summarise(assignment_id, rows, cards, warnings)  # grader.batch.fallbacks
     files.write_atomically(layout.root / "summary.json", json.dumps(summarised, indent=2) + "\n")
     if not complete:
         cohort.clear(layout.root)  # an interrupted run stops fast; the run that finishes draws them

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from grader import files, seeds
-from grader.batch import changes, cohort, intake, overrides, similarity
+from grader.batch import changes, cohort, fallbacks, intake, overrides, similarity
 from grader.config import AssignmentConfig
 from grader.export.gradebook import Row, row_from_card
 from grader.batch.progress import Progress
@@ -112,12 +112,14 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     Raises IntakeError (SUBMISSIONS unreadable) and BatchStopped (a grader process
     could not start: strict mode, exposed secrets or the sandbox refused).
     """
+    secret = seeds.course_secret(options.course_secret_file, options.config_path)
     if options.dry_run:
+        fallbacks.secret_dropped(options.out, True, secret)  # refused: it would compare the wrong grading
         return _dry_run(options, assignment, progress)
     overrides.load(options.out / overrides.OVERRIDES)  # a bad overrides file refuses now, not after grading
     progress = progress or Progress(bar=False)
     layout = Layout(options.out)
-    fp = fingerprint(assignment, seeds.course_secret(options.course_secret_file, options.config_path))
+    fp = fingerprint(assignment, secret)
     counts = Counts()
     with tempfile.TemporaryDirectory(prefix="grader-unzip-") as unzip:
         # SUBMISSIONS first: a refused run (no such folder, not a zip) leaves no output folder behind.
@@ -129,6 +131,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         rows: dict[str, Row] = {}
         todo: list[tuple[intake.Handin, str]] = []
         plan = planned(entries, options)
+        warned = fallbacks.said(entries, plan, options.roster, assignment, options, secret)
 
         def keep_sources() -> None:
             # The similarity report's token streams, read while the files exist (a zip's are gone when the
@@ -171,7 +174,8 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
                   complete=not counts.not_done, similarity_threshold=options.similarity_threshold,
                   check_fingerprints=overrides.check_fingerprints(assignment), say=options.say,
-                  late=lambda row: apply_late(row, assignment, options, layout), finished=record_changes)
+                  late=lambda row: apply_late(row, assignment, options, layout), finished=record_changes,
+                  warnings=warned)
     return BatchResult(counts, ordered, stopped, changed, bool(before))
 
 

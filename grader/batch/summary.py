@@ -28,9 +28,11 @@ _NUMBER = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
 
 
-def summarise(assignment_id: str, rows: Sequence[Row], cards: Mapping[str, Path]) -> dict[str, Any]:
+def summarise(assignment_id: str, rows: Sequence[Row], cards: Mapping[str, Path],
+              warnings: Sequence[str] = ()) -> dict[str, Any]:
     """Plain data: counts, score stats and histogram, exercise means, per-check pass rates,
-    the most common diagnoses and failure messages."""
+    the most common diagnoses and failure messages, and the run's warnings (``grader.batch.fallbacks``:
+    what the grader did instead of what staff may have meant, kept beside the numbers they affect)."""
     graded = [r for r in rows if r.status == "graded"]
     scores = [r.score for r in graded if r.score is not None]
     max_score = graded[0].max_score if graded else None
@@ -70,6 +72,7 @@ def summarise(assignment_id: str, rows: Sequence[Row], cards: Mapping[str, Path]
                       for (d_id,), count, title in mistakes.most_common()],
         "failures": [{"exercise": exercise, "check": check, "message": example, "pattern": pattern, "count": count}
                      for (exercise, check, pattern), count, example in failures.most_common()[:TOP_FAILURES]],
+        "warnings": list(warnings),
     }
 
 

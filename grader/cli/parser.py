@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from grader.exits import EXIT_BAD_INPUT
 
@@ -27,9 +28,44 @@ VIEW_HELP = ("html, pytest-json: what the page or report shows: 'student' (defau
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, no usage dump
+    """One line and exit 2 for any bad argument; a flag the verb does not have is named, with the closest
+    it does have. argparse itself checks the required flags first, so ``--assigment`` alone would read
+    "the following arguments are required: --assignment", which hides the typo (Python 3.11 here: no
+    ``suggest_on_error``, which 3.14 adds only for choices)."""
+
+    _seen: tuple[str, ...] = ()
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._seen = tuple(sys.argv[1:] if args is None else args)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if (unknown := self._unknown_flag(extras)) is not None:
+            self.error(unknown)
+        return parsed, extras
+
+    def error(self, message: str) -> NoReturn:  # one line, exit 2, no usage dump
+        message = self._unknown_flag(self._seen) or message
         sys.stderr.write(f"grader: {message}\n")
         sys.exit(EXIT_BAD_INPUT)
+
+    def _unknown_flag(self, tokens: Any) -> str | None:
+        """``unknown flag --assigment; did you mean --assignment?`` for the first flag among ``tokens`` that
+        this verb has not (nor abbreviates); None when there is none. The top level (which has verbs, not
+        flags) leaves them to its verb."""
+        if self._subparsers is not None:
+            return None
+        known = list(self._option_string_actions)
+        for token in tokens:
+            if token == "--":
+                break
+            flag = str(token).split("=", 1)[0]
+            if not flag.startswith("-") or len(flag) < 2 or self._negative_number_matcher.match(flag):
+                continue
+            if flag in known or (flag.startswith("--") and any(k.startswith(flag) for k in known)):
+                continue
+            close = difflib.get_close_matches(flag, [k for k in known if k.startswith("--")], n=1, cutoff=0.6)
+            hint = f"did you mean {close[0]}?" if close else f"`grader {self.prog.split()[-1]} --help` lists them"
+            return f"unknown flag {flag}; {hint}"
+        return None
 
 
 def build_parser() -> argparse.ArgumentParser:

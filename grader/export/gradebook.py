@@ -26,7 +26,7 @@ class Row:
     score: float | None = None  # None unless graded
     max_score: float | None = None
     exercises: tuple[tuple[str, float], ...] = ()  # (exercise, points got), in the assignment's order
-    message: str = ""  # why a row is an error or missing, or why a graded row scored 0 (``zero_reason``)
+    message: str = ""  # why a row is an error or missing, or why a graded row (or an exercise) scored 0
     card: str = ""  # the card's path relative to the batch folder ('' when none)
     submitted_at: str = ""  # when the LMS says it was submitted, ISO 8601 ('' when the download does not say)
     late: bool | None = None  # the LMS's own late flag (Canvas' LATE); None when the download has none
@@ -64,7 +64,8 @@ def row_from_card(student: str, card: Scorecard, file: str, card_path: str) -> R
         return Row(student, "error", file, card.submission.sha256, message=f"grader error: {card.grader_error}",
                    card=card_path)
     row = Row(student, "graded", file, card.submission.sha256, card.score, card.max_score,
-              exercise_scores(card), message=zero_reason(card) if card.score == 0 else "", card=card_path)
+              exercise_scores(card), message=zero_reason(card) if card.score == 0 else exercise_zeros(card),
+              card=card_path)
     late = card.late  # the late policy grade-all applied: every view of the row uses the final score
     if not late:
         return row
@@ -92,3 +93,28 @@ def zero_reason(card: Scorecard) -> str:
         text = f"no check passed; first: {failed.id}: {failed.message}" if failed else "no check passed"
     line = " ".join(text.split())
     return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
+
+
+EXERCISE_REASON_CHARS = 120
+
+
+def exercise_zeros(card: Scorecard) -> str:
+    """Why each exercise that scored 0 of its points did, when the card as a whole did not score 0 (that is
+    ``zero_reason``): ``softmax: 0/10, not attempted; causal_mask: 0/5, test_is_causal: <its message>``, so a
+    zero cell of the gradebook is explained like a zero total. '' when no exercise is at 0."""
+    by_exercise: dict[str, list[Any]] = {}
+    for check in card.checks:
+        by_exercise.setdefault(check.exercise, []).append(check)
+    parts = []
+    for exercise, checks in by_exercise.items():
+        possible = round(sum(c.max_score for c in checks), 6)
+        if possible == 0 or round(sum(c.score for c in checks), 6) != 0:
+            continue
+        messages = {" ".join(c.message.split()) for c in checks}
+        failed = next((c for c in checks if c.status not in ("passed", "skipped")), checks[0])
+        why = messages.pop() if len(messages) == 1 else f"{failed.id}: {failed.message}"
+        why = " ".join(why.split()) or failed.status
+        if len(why) > EXERCISE_REASON_CHARS:
+            why = why[: EXERCISE_REASON_CHARS - 1] + "…"
+        parts.append(f"{exercise}: 0/{possible:g}, {why}")
+    return "; ".join(parts)
