@@ -17,6 +17,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -506,7 +507,7 @@ def test_canvas_from_a_grade_all_folder_treats_error_students_as_the_gradebook_d
 
 def test_a_folder_is_only_for_canvas(tmp_path: Path) -> None:
     folder = batch_folder(tmp_path)
-    with pytest.raises(exports.ExportError, match="only canvas takes a grade-all output folder"):
+    with pytest.raises(exports.ExportError, match="only canvas and moodle take a grade-all output folder"):
         exports.export("junit", [folder], tmp_path / "j.xml")
     with pytest.raises(exports.ExportError, match="not a grade-all output folder"):
         exports.export("canvas", [tmp_path / "graded" / "cards"], tmp_path / "c.csv", roster=tmp_path / "r.csv")
@@ -571,37 +572,77 @@ def test_errors(broken):
 
 @pytest.fixture(scope="module")
 def real_report(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """What the installed pytest-json-report plugin itself writes for a passed, failed, skipped and errored test."""
+    """What the installed pytest-json-report plugin itself writes, with its defaults (collectors and
+    tracebacks kept), for a passed, a failed, a skipped test and one whose fixture raised (an error)."""
     where = tmp_path_factory.mktemp("real")
     (where / "test_real.py").write_text(REAL_TESTS)
     subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "pytest_jsonreport", "-p", "no:cacheprovider",
-                    "--json-report", "--json-report-file", str(where / "report.json"),
-                    "--json-report-omit", "collectors", "test_real.py"],
-                   cwd=where, capture_output=True, text=True, timeout=120)
+                    "-p", "no:xdist", "-o", "addopts=", "--json-report", "--json-report-file", str(where / "report.json"),
+                    "test_real.py"], cwd=where, capture_output=True, text=True, timeout=120)
     return json.loads((where / "report.json").read_text())
 
 
+def shape(value: Any) -> Any:
+    """A JSON value's structure: a dict's keys with their values' shapes, a list's distinct item shapes,
+    else the type's name (so ``0.25`` and ``1e-4`` agree, ``"x"`` and ``1`` do not)."""
+    if isinstance(value, dict):
+        return tuple(sorted((key, shape(v)) for key, v in value.items()))
+    if isinstance(value, list):
+        return frozenset(shape(v) for v in value)
+    return type(value).__name__
+
+
 def test_pytest_json_has_the_plugins_keys_at_every_level(real_report: dict) -> None:
-    ours = pytest_json.report(mixed_card())
+    ours = json.loads(json.dumps(pytest_json.report(mixed_card())))
     assert list(ours) == list(real_report) == list(pytest_json.KEYS)
     real_tests = {t["nodeid"].split("::")[1]: t for t in real_report["tests"]}
     by_outcome = {t["outcome"]: t for t in ours["tests"]}
     assert set(by_outcome) == {"passed", "failed", "skipped", "error"}
-    for name, outcome in (("test_passes", "passed"), ("test_fails", "failed"), ("test_skipped", "skipped")):
+    stages = {}
+    for name, outcome in (("test_passes", "passed"), ("test_fails", "failed"), ("test_skipped", "skipped"),
+                          ("test_errors", "error")):
         real, mine = real_tests[name], by_outcome[outcome]
-        assert set(mine) == set(real) | {"metadata"}, name
-        for when in ("setup", "call", "teardown"):
-            assert (when in mine) == (when in real), (name, when)
-            if when in mine:
-                assert set(mine[when]) <= set(real[when]) | {"longrepr", "crash"}, (name, when)
-                assert mine[when]["outcome"] == real[when]["outcome"], (name, when)
-    for key in ("crash", "longrepr"):
-        assert key in real_tests["test_fails"]["call"] and key in by_outcome["failed"]["call"]
-    assert set(real_tests["test_fails"]["call"]["crash"]) == set(by_outcome["failed"]["call"]["crash"])
+        assert real["outcome"] == outcome
+        # the same keys and value types in the test and in each of its stages, crash and traceback included
+        assert shape({k: v for k, v in mine.items() if k != "metadata"}) == \
+            shape({k: v for k, v in real.items() if k != "metadata"}), name
+        stages[outcome] = {when: real[when]["outcome"] for when in ("setup", "call", "teardown") if when in real}
+        assert {when: mine[when]["outcome"] for when in ("setup", "call", "teardown") if when in mine} == stages[outcome]
+    assert stages == {"passed": {"setup": "passed", "call": "passed", "teardown": "passed"},
+                      "failed": {"setup": "passed", "call": "failed", "teardown": "passed"},
+                      "skipped": {"setup": "skipped", "teardown": "passed"},
+                      "error": {"setup": "failed", "teardown": "passed"}}  # pytest's error: a failed setup, no call
+    for outcome, when in (("failed", "call"), ("error", "setup")):
+        assert {"crash", "traceback", "longrepr"} <= set(by_outcome[outcome][when]), outcome
     assert set(real_report["summary"]) <= {"passed", "failed", "skipped", "error", "total", "collected"}
     assert set(ours["summary"]) == {"passed", "failed", "skipped", "error", "total", "collected"}
+    assert shape(ours["summary"]) == shape(real_report["summary"])
     assert type(ours["created"]) is type(real_report["created"]) is float
     assert isinstance(ours["exitcode"], int) and isinstance(ours["environment"], dict)
+
+
+def collector_tree(report: dict) -> tuple[list[str], dict[str, list[str]]]:
+    """The session's modules, and each module's items' types, from a report's ``collectors``."""
+    (session,) = [c for c in report["collectors"] if c["nodeid"] == ""]
+    modules = {c["nodeid"]: [r["type"] for r in c["result"]] for c in report["collectors"] if c["nodeid"]}
+    return [r["type"] for r in session["result"]], modules
+
+
+def test_pytest_json_collectors_have_the_plugins_shape(real_report: dict) -> None:
+    """One collector for the session, listing the modules (an exercise, for us), and one per module
+    listing its tests as ``Function`` items with their line; each test collected exactly once."""
+    for card in (mixed_card(), make_card([check("t", "softmax", "passed", 1, 1)], grader_error="boom")):
+        ours = json.loads(json.dumps(pytest_json.report(card)))
+        assert shape(ours["collectors"]) == shape(real_report["collectors"])
+        for report in (ours, real_report):
+            session_types, modules = collector_tree(report)
+            assert session_types == ["Module"] * len(modules) and report["collectors"][0]["nodeid"] == ""
+            assert all(types and set(types) == {"Function"} for types in modules.values())
+            assert {c["outcome"] for c in report["collectors"]} == {"passed"}
+            collected = [r["nodeid"] for c in report["collectors"][1:] for r in c["result"]]
+            assert collected == [t["nodeid"] for t in report["tests"]]
+    _, modules = collector_tree(json.loads(json.dumps(pytest_json.report(mixed_card()))))
+    assert list(modules) == ["attention/softmax", "attention/bag_of_past"]
 
 
 def test_pytest_json_one_test_per_check_with_outcomes_mapped() -> None:
@@ -618,11 +659,21 @@ def test_pytest_json_one_test_per_check_with_outcomes_mapped() -> None:
         "call"]["longrepr"]
     skipped = data["tests"][3]
     assert "call" not in skipped and skipped["setup"]["longrepr"] == "Skipped: no CUDA on this machine"
+    for errored in (data["tests"][2], data["tests"][4]):  # timeout and error: a failed setup, never called
+        assert "call" not in errored and errored["setup"]["outcome"] == "failed"
+        assert errored["setup"]["crash"]["message"] == errored["setup"]["longrepr"]
+        assert errored["setup"]["traceback"] == [errored["setup"]["crash"]]
+    assert data["tests"][4]["setup"]["longrepr"] == "ZeroDivisionError"
     assert [t["metadata"]["score"] for t in data["tests"]] == [c.score for c in card.checks]
     assert data["tests"][0]["call"]["stdout"] == "hello from the student\n"  # instructor: the printed output
     assert pytest_json.report(make_card([check("t", "softmax", "skipped", 0, 0)]))["exitcode"] == 0
     errored = pytest_json.report(make_card([check("t", "softmax", "passed", 1, 1)], grader_error="boom"))
     assert errored["exitcode"] == 3 and errored["tests"][-1]["nodeid"] == "attention::grader_error"
+    assert "call" not in errored["tests"][-1] and errored["tests"][-1]["setup"]["outcome"] == "failed"
+    # the printed output of a card whose first check errored goes where pytest keeps it: that setup stage
+    first_errs = pytest_json.report(make_card([check("t", "softmax", "error", 0, 1, message="boom")], output="hi\n"),
+                                    view="instructor")["tests"][0]
+    assert "call" not in first_errs and first_errs["setup"]["stdout"] == "hi\n"
 
 
 def test_pytest_json_student_view_hides_hidden_checks_details() -> None:

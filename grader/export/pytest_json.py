@@ -14,8 +14,13 @@ not pass, 3 the grader itself failed), ``root`` (the graded file: there is no
 rootdir), ``environment`` (the view's environment, plus ``grader_view``: the
 student's has no ``input_seed``, as ``views.student_view`` drops it),
 ``summary`` (``make_summary``: a count per outcome, ``total`` and
-``collected``) and ``tests``. No ``collectors`` (as ``--json-report-omit
-collectors``) and no ``warnings``.
+``collected``), ``collectors`` and ``tests``; no ``warnings`` (nothing warned).
+
+``collectors`` as the plugin's ``make_collector``/``make_collectitem``: the
+session's (nodeid ``""``) lists one ``Module`` per ``ASSIGNMENT/EXERCISE`` (the
+``ASSIGNMENT`` itself for a grader error), each of which lists its checks as
+``Function`` items (``lineno`` 0), every collection ``passed``: a card's checks
+all ran or were skipped, none failed to be collected.
 
 One test per check, in card order: ``nodeid`` = ``ASSIGNMENT/EXERCISE::CHECK``
 (unique on a card: check ids repeat across exercises), ``lineno`` 0 (a card
@@ -25,23 +30,33 @@ points (pytest has none): ``exercise``, ``status``, ``score``, ``max_score``,
 ``visibility``. Statuses map as pytest reports them:
 
 * ``passed`` -> ``passed``: setup, call and teardown ``passed``.
-* ``failed`` -> ``failed``: the call stage ``failed``, ``longrepr`` and
-  ``crash.message`` the check's message.
+* ``failed`` -> ``failed``: the call stage ``failed`` with ``crash``,
+  ``traceback`` and ``longrepr``, ``crash.message`` and ``longrepr`` the
+  check's message.
 * ``error`` and ``timeout`` -> ``error`` (as JUnit's ``<error>``: the check
-  could not finish because the code raised or ran out of time): the call stage
-  ``failed`` with the message; pytest keeps ``error`` for fixtures, but a
-  reader counting outcomes sees an error, never a failure of the property.
+  could not finish because the code raised or ran out of time), written as the
+  plugin writes pytest's error, a failed setup: the setup stage ``failed`` with
+  ``crash``, ``traceback`` and ``longrepr`` (the message), no call stage, the
+  teardown ``passed``. A reader counting outcomes sees an error, never a
+  failure of the property.
 * ``skipped`` -> ``skipped``: the setup stage ``skipped`` with ``longrepr``
-  ``Skipped: <why>`` and no call stage, as pytest writes a skip mark.
+  ``Skipped: <why>`` and no call stage, as pytest writes a skip mark (the
+  plugin's ``longrepr`` there is the text of pytest's tuple,
+  ``"('file', line, 'Skipped: <why>')"``; a check has no file line, so ours is
+  the reason alone).
+
+A ``crash`` (and the one ``traceback`` entry, the same location: a check is
+one frame) has ``path`` ``""`` and ``lineno`` 0: a card has no source line.
 
 A card with ``grader_error`` gets one more test, ``ASSIGNMENT::grader_error``,
-``error`` in its setup stage, and ``exitcode`` 3: that card is not a grade.
+an error as above, and ``exitcode`` 3: that card is not a grade.
 
 Views (``views.student_view``, as the HTML report): ``student`` (default)
 keeps only the status and points of hidden checks (``hidden check N``, a
 neutral message, no duration) and writes no stage ``stdout``; ``instructor``
 keeps everything, and the printed output goes into the first test's call
-stage ``stdout``, where pytest keeps a test's captured output.
+stage ``stdout`` (its setup stage's, when it errored), where pytest keeps a
+test's captured output.
 """
 
 from __future__ import annotations
@@ -62,8 +77,8 @@ from grader.scorecard import CheckResult, Scorecard
 
 VIEWS = views.VIEWS
 OUTCOME = {"passed": "passed", "failed": "failed", "error": "error", "timeout": "error", "skipped": "skipped"}
-# The top-level keys the plugin writes when collectors are omitted and nothing warned, in its order.
-KEYS = ("created", "duration", "exitcode", "root", "environment", "summary", "tests")
+# The top-level keys the plugin writes when nothing warned, in its order.
+KEYS = ("created", "duration", "exitcode", "root", "environment", "summary", "collectors", "tests")
 
 
 def report(card: Scorecard, view: str = "student") -> dict[str, Any]:
@@ -77,7 +92,7 @@ def report(card: Scorecard, view: str = "student") -> dict[str, Any]:
     if shown.grader_error:
         tests.append(_grader_error(shown, view))
     if view == "instructor" and shown.output and tests:
-        tests[0].setdefault("call", _stage("passed", 0.0))["stdout"] = shown.output
+        tests[0]["call" if "call" in tests[0] else "setup"]["stdout"] = shown.output
     return {
         "created": _created(shown.graded_at),
         "duration": shown.duration_s,
@@ -86,6 +101,7 @@ def report(card: Scorecard, view: str = "student") -> dict[str, Any]:
         "environment": {**shown.environment, "grader_view": view,
                         **({"grader_late_policy": shown.late} if shown.late else {})},
         "summary": _summary(tests),
+        "collectors": _collectors(tests),
         "tests": tests,
     }
 
@@ -146,11 +162,24 @@ class _Crash:
 
 
 @dataclass(frozen=True)
+class _Entry:
+    """One entry of pytest's ``ReprTraceback.reprentries``: ``make_teststage`` reads its location."""
+
+    reprfileloc: _Crash
+
+
+@dataclass(frozen=True)
+class _Traceback:
+    reprentries: tuple[_Entry, ...]
+
+
+@dataclass(frozen=True)
 class _Longrepr:
-    """What ``make_teststage`` reads of a failed phase's ``longrepr``: the crash and the text."""
+    """What ``make_teststage`` reads of a failed phase's ``longrepr``: the crash, the traceback and the text."""
 
     text: str
     reprcrash: _Crash | None = None
+    reprtraceback: _Traceback | None = None
 
     def __str__(self) -> str:
         return self.text
@@ -170,11 +199,51 @@ class _PhaseReport:
 
 
 def _stage(outcome: str, duration: float, message: str = "", longrepr: str | None = None) -> dict[str, Any]:
-    """A setup/call/teardown stage by the plugin's ``make_teststage`` (``crash`` only on a failure)."""
+    """A setup/call/teardown stage by the plugin's ``make_teststage``; a failed one has ``crash`` and a
+    one-entry ``traceback`` (the check), as pytest's report of a raised exception."""
     text = message if longrepr is None else longrepr
-    crash = _Crash(message) if outcome == "failed" else None
-    report = _PhaseReport(outcome, duration, _Longrepr(text, crash) if text or crash else None)
-    return serialize.make_teststage(report, "", "", None, omit_traceback=True)
+    if outcome == "failed":
+        crash = _Crash(message)
+        repr_ = _Longrepr(text, crash, _Traceback((_Entry(crash),)))
+    else:
+        repr_ = _Longrepr(text) if text else None
+    return serialize.make_teststage(_PhaseReport(outcome, duration, repr_), "", "", None, omit_traceback=False)
+
+
+@dataclass(frozen=True)
+class Module:
+    """A collector node for ``make_collectitem`` (which writes the class name as ``type``): an exercise."""
+
+    nodeid: str
+
+
+@dataclass(frozen=True)
+class Function:
+    """A test item for ``make_collectitem``: a check, at line 0 (``location`` is pytest's (file, line, name))."""
+
+    nodeid: str
+    location: tuple[str, int, str] = ("", 0, "")
+
+
+@dataclass(frozen=True)
+class _CollectReport:
+    """What ``make_collector`` reads of pytest's ``CollectReport``: every collection here passed."""
+
+    nodeid: str
+    outcome: str = "passed"
+    longrepr: None = None
+
+
+def _collectors(tests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The plugin's ``collectors``: the session's, listing the modules, then each module's, listing its
+    tests, in the order the tests come (``ASSIGNMENT/EXERCISE::CHECK`` -> module ``ASSIGNMENT/EXERCISE``)."""
+    modules: dict[str, list[str]] = {}
+    for test in tests:
+        modules.setdefault(test["nodeid"].rsplit("::", 1)[0], []).append(test["nodeid"])
+    collectors = [serialize.make_collector(_CollectReport(""), [serialize.make_collectitem(Module(m)) for m in modules])]
+    collectors += [serialize.make_collector(_CollectReport(m), [serialize.make_collectitem(Function(n)) for n in ids])
+                   for m, ids in modules.items()]
+    return collectors
 
 
 def _test(assignment: str, check: CheckResult) -> dict[str, Any]:
@@ -184,10 +253,11 @@ def _test(assignment: str, check: CheckResult) -> dict[str, Any]:
     test["outcome"] = outcome
     if outcome == "skipped":
         test["setup"] = _stage("skipped", 0.0, longrepr=f"Skipped: {check.message}")
+    elif outcome == "error":  # pytest's error: the setup failed, the test was never called
+        test["setup"] = _stage("failed", check.duration_s, check.message)
     else:
         test["setup"] = _stage("passed", 0.0)
-        test["call"] = _stage("passed" if outcome == "passed" else "failed", check.duration_s,
-                              "" if outcome == "passed" else check.message)
+        test["call"] = _stage(outcome, check.duration_s, "" if outcome == "passed" else check.message)
     test["teardown"] = _stage("passed", 0.0)
     test["metadata"] = {"exercise": check.exercise, "status": check.status, "score": check.score,
                         "max_score": check.max_score, "visibility": check.visibility}
