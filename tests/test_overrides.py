@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from grader import batch, cli
-from grader.batch import apply_overrides, overrides
+from grader.batch import apply_overrides, final, overrides
 from grader.export.gradebook import row_from_card
 from grader.config import load_config
 from grader.export import html, text
@@ -209,8 +209,11 @@ def test_a_changed_check_is_listed_for_review(course: tuple[Path, Path]) -> None
     again, applied, [r] = apply_overrides.apply(new, entries, changed)
     assert not applied and "changed since the override" in r.why
     assert again == card(out, "bob")  # the override taken off: the graded card
-    # the folder way, as grade-all and merge do it: the review file lists it
-    _, [r] = apply_overrides.apply_to_folder(out, {"bob": out / "cards" / "bob.json"}, changed)
+    # the folder way, as grade-all and merge do it (the final-card stage): the review file lists it
+    stage = final.Stage(batch.Layout(out), final.Rules(final.group(entries), changed))
+    row = stage.kept(batch.read_record(batch.Layout(out), "bob")[0])
+    stage.close()
+    assert [r.entry for r in stage.reviews] == entries and row.score == 0
     assert "bob" in (out / overrides.REVIEW).read_text()
 
 

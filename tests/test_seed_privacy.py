@@ -38,7 +38,10 @@ ASSIGNMENT = "attention-modules"  # the smaller assignment: its one grading take
 SOURCE = ROOT / "solutions/attention_modules.py"
 STUDENT = "alice"
 # What each export needs besides cards and --out; a format that needs more fails here, loudly.
-EXPORT_ARGS = {"canvas": ("--roster", "{roster}")}
+EXPORT_ARGS = {"canvas": ("--roster", "{roster}"), "moodle": ("--worksheet", "{worksheet}", "--scale")}
+MOODLE_WORKSHEET = ("Identifier,Full name,ID number,Email address,Status,Grade,Maximum grade,Grade can be changed,"
+                    "Last modified (grade),Feedback comments\n"
+                    "Participant 1,Alice,{student},a@uni.example,Submitted,,100.00,Yes,-,\n")
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,9 @@ def test_no_export_in_its_default_view_carries_the_seed(case: Case, staff_card: 
     LMS or a CI page, which students read too."""
     roster = tmp_path / "roster.csv"
     roster.write_text(f"student,canvas_id\n{STUDENT},101\n", encoding="utf-8")
-    extra = [arg.format(roster=roster) for arg in EXPORT_ARGS.get(fmt, ())]
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text(MOODLE_WORKSHEET.format(student=STUDENT), encoding="utf-8")
+    extra = [arg.format(roster=roster, worksheet=worksheet) for arg in EXPORT_ARGS.get(fmt, ())]
     out = tmp_path / "exported"
     assert cli.main(["export", fmt, str(staff_card), "--out", str(out), *extra]) == 0
     assert_no_leak(case, texts_under(out))

@@ -1,17 +1,32 @@
-"""Staff overrides applied to cards: pure on one card (``apply``: the card returned to its graded
-scores, then each student's latest entry per target applied, or listed for review when its
-submission or check changed), and on a course folder (``apply_to_folder``: cards rewritten, the
-audit log and ``overrides_review.csv`` written). The entries and their file: ``grader.batch.overrides``."""
+"""Staff overrides applied to a card (pure): the card returned to its graded scores, then each student's
+latest entry per target applied, or listed for review when its submission or check changed; and the
+audit events that application makes. The entries and their files: ``grader.batch.overrides``; the stage
+that runs this with the late policy over a course folder: ``grader.batch.final``.
+
+Points are decimal, never binary floats: a card's numbers are exact to 6 decimals (``scoring``), so every
+sum and share here is done in ``Decimal`` micro-points and an override of 5 stores 5, not 5.000001.
+"""
 
 from __future__ import annotations
 
-import json
-from dataclasses import replace
-from pathlib import Path
-from typing import Callable, Iterable
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Iterable, Sequence
 
-from grader.batch.overrides import AUDIT, OVERRIDES, REVIEW, OverrideEntry, Review, audit, load, review_csv, review_line
+from grader.batch.overrides import OverrideEntry, Review, target_key
 from grader.scorecard import CheckResult, Override, Scorecard
+
+MICRO = Decimal("0.000001")  # a card's precision (grader.scoring rounds every number to 6 decimals)
+APPLIED, REMOVED, STOPPED = "applied", "removed", "stopped"
+
+
+def exact(x: float) -> Decimal:
+    """A card's number as the decimal it stands for (its shortest repr, at the card's precision)."""
+    return Decimal(repr(float(x))).quantize(MICRO)
+
+
+def _float(d: Decimal) -> float:
+    return float(d.quantize(MICRO))
 
 
 # ------------------------------------------------------------------ applying (pure)
@@ -21,14 +36,14 @@ def graded(card: Scorecard) -> Scorecard:
     """``card`` with every override taken off: the scores the grader gave."""
     if not any(c.override for c in card.checks):
         return card
-    delta = 0.0
+    delta = Decimal(0)
     checks = []
     for c in card.checks:
         if c.override is not None:
-            delta += c.override.was - c.score
+            delta += exact(c.override.was) - exact(c.score)
             c = replace(c, score=c.override.was, override=None)
         checks.append(c)
-    return replace(card, checks=tuple(checks), score=_round(card.score + delta))
+    return replace(card, checks=tuple(checks), score=_float(exact(card.score) + delta))
 
 
 def latest(entries: Iterable[OverrideEntry]) -> list[OverrideEntry]:
@@ -54,44 +69,56 @@ def apply(card: Scorecard, entries: Iterable[OverrideEntry], check_fingerprints:
         idx = [i for i, c in enumerate(checks) if c.exercise == e.exercise and (e.check is None or c.id == e.check)]
         what = f"check {e.check!r} of exercise {e.exercise!r}" if e.check else f"exercise {e.exercise!r}"
         if not idx:
-            reviews.append(Review(e, f"the card has no {what}"))
+            reviews.append(Review(e, f"the card has no {what}", f"the card has no {what}"))
             continue
         if e.sha256 != base.submission.sha256:
             reviews.append(Review(e, f"the submission changed since the override (sha256 {e.sha256[:12]}... -> "
-                                     f"{base.submission.sha256[:12] or 'none'}...)"))
+                                     f"{base.submission.sha256[:12] or 'none'}...)", "the submission changed"))
             continue
         current = None if check_fingerprints is None else check_fingerprints.get(e.fingerprint_key)
         if current != e.fingerprint:
             reviews.append(Review(e, f"the {what} changed since the override (points, visibility or the checks' "
-                                     "source)"))
+                                     "source)", f"the {what} changed"))
             continue
-        top = sum(checks[i].max_score for i in idx)
-        if e.points > top + 1e-9:
-            reviews.append(Review(e, f"{e.points:g} points is more than the {what}'s {top:g}"))
+        top = sum((exact(checks[i].max_score) for i in idx), Decimal(0))
+        if exact(e.points) > top:
+            reviews.append(Review(e, f"{e.points:g} points is more than the {what}'s {top:g}",
+                                  f"{e.points:g} points is more than the {what}'s {top:g}"))
             continue
-        shares = _shares(e.points, [checks[i].max_score for i in idx]) if e.check is None else [e.points]
+        targets = [checks[i] for i in idx]
+        shares = spread(exact(e.points), [exact(c.score) for c in targets], [exact(c.max_score) for c in targets])
         for i, points in zip(idx, shares):
             c = checks[i]
             was = c.override.was if c.override is not None else c.score  # an exercise entry after a check one
-            checks[i] = replace(c, score=points, override=Override(points, was, e.reason, e.by, e.at,
-                                                                   "check" if e.check else "exercise"))
+            checks[i] = replace(c, score=_float(points), override=Override(
+                _float(points), was, e.reason, e.by, e.at, "check" if e.check else "exercise"))
         applied.append(e)
-    delta = sum(c.score - b.score for c, b in zip(checks, base.checks))
-    return replace(base, checks=tuple(checks), score=_round(base.score + delta)), applied, reviews
+    delta = sum((exact(c.score) - exact(b.score) for c, b in zip(checks, base.checks)), Decimal(0))
+    return replace(base, checks=tuple(checks), score=_float(exact(base.score) + delta)), applied, reviews
 
 
-def _shares(points: float, tops: list[float]) -> list[float]:
-    """``points`` spread over checks in proportion to their max; the last takes the rounding."""
-    total = sum(tops)
-    if total <= 0:
-        return [0.0] * len(tops)
-    shares = [_round(points * t / total) for t in tops]
-    shares[-1] = _round(min(tops[-1], max(0.0, points - sum(shares[:-1]))))
-    return shares
+def spread(points: Decimal, scores: Sequence[Decimal], tops: Sequence[Decimal]) -> list[Decimal]:
+    """Scores summing to exactly ``points`` (within ``sum(tops)``), each within 0..its top, moving the fewest.
 
-
-def _round(x: float) -> float:
-    return round(x, 6)
+    Raising the total (``points`` above ``sum(scores)``) fills the checks' missing points in proportion to
+    what each misses: a check the student passed has none missing and keeps its points. Lowering it takes
+    points off in proportion to what each check earned (a deduction has to come from earned points).
+    Shares are whole micro-points: each check gets the floor of its exact share, and the micro-points left
+    go one each to the largest remainders (so none passes its top and the sum is exact)."""
+    now = sum(scores, Decimal(0))
+    delta = points - now
+    if delta == 0:
+        return list(scores)
+    weights = [t - s for s, t in zip(scores, tops)] if delta > 0 else list(scores)
+    whole = int(sum(weights, Decimal(0)) / MICRO)
+    units = int(abs(delta) / MICRO)
+    if whole <= 0:
+        return list(scores)
+    parts = [divmod(units * int(w / MICRO), whole) for w in weights]
+    left = units - sum(q for q, _ in parts)
+    bonus = set(sorted((i for i, (_, r) in enumerate(parts) if r), key=lambda i: -parts[i][1])[:left])
+    sign = 1 if delta > 0 else -1
+    return [s + sign * (q + (i in bonus)) * MICRO for i, (s, (q, _)) in enumerate(zip(scores, parts))]
 
 
 def changed(old: Scorecard, new: Scorecard) -> list[tuple[CheckResult, CheckResult]]:
@@ -99,61 +126,64 @@ def changed(old: Scorecard, new: Scorecard) -> list[tuple[CheckResult, CheckResu
     return [(a, b) for a, b in zip(old.checks, new.checks) if (a.score, a.override) != (b.score, b.override)]
 
 
-# ------------------------------------------------------------------ a course folder
+# ------------------------------------------------------------------ the audit (pure)
 
 
-def _audit_changes(path: Path, student: str, card: Scorecard, new: Scorecard, applied: list[OverrideEntry]) -> None:
-    """One audit line per entry whose application changed the card (old -> new: its target's total before
-    and after), and one per check whose override no longer applies (``removed``)."""
-    moved: dict[OverrideEntry, list[float]] = {}
+@dataclass(frozen=True)
+class AuditEvent:
+    """One line of ``overrides_audit.jsonl``: ``applied`` (the entry changed the card), ``stopped`` (an
+    override the student's previous card carried no longer applies: ``why`` says so), ``removed``
+    (an override the card carried that no entry stands for any more)."""
+
+    event: str
+    entry: OverrideEntry
+    old: float
+    new: float
+    why: str = ""
+
+
+def _target(check: CheckResult) -> str:
+    o = check.override
+    return target_key(check.exercise, None if o is not None and o.scope == "exercise" else check.id)
+
+
+def audit_events(student: str, card: Scorecard, new: Scorecard, applied: Sequence[OverrideEntry],
+                 reviews: Sequence[Review], previous: Scorecard) -> list[AuditEvent]:
+    """What to log for one card: an ``applied`` line per entry whose application changed ``card`` (its
+    target's total before and after), and for each override ``previous`` carried that ``new`` does not,
+    ``stopped`` (its entry is under review: the submission or the check changed) or ``removed``."""
+    moved: dict[OverrideEntry, list[Decimal]] = {}
     for before, after in changed(card, new):
-        entry = next((e for e in reversed(applied) if e.exercise == after.exercise
-                      and e.check in (None, after.id)), None)
+        entry = next((e for e in reversed(applied) if e.exercise == after.exercise and e.check in (None, after.id)),
+                     None)
         if entry is not None:
-            total = moved.setdefault(entry, [0.0, 0.0])
-            total[0] += before.score
-            total[1] += after.score
-        elif before.override is not None:
-            o = before.override
-            gone = OverrideEntry(student, after.exercise, after.id, o.points, o.reason, o.by, o.at, "", "")
-            audit(path, "removed", gone, before.score, after.score)
-    for entry, (old, now_) in moved.items():
-        audit(path, "applied", entry, _round(old), _round(now_))
-
-
-def apply_to_folder(root: Path, cards: dict[str, Path], check_fingerprints: dict[str, str] | None,
-                    say: Callable[[str], None] | None = None) -> tuple[dict[str, Scorecard], list[Review]]:
-    """Apply ``root/overrides.jsonl`` to each student's card file (rewritten only when it changes), log
-    what changed to the audit, write (or remove) ``overrides_review.csv``. Returns the changed cards."""
-    from grader import scorecard
-    from grader.files import write_atomically
-
-    entries = load(root / OVERRIDES)
-    by_student: dict[str, list[OverrideEntry]] = {}
-    for e in entries:
-        by_student.setdefault(e.student, []).append(e)
-    rewritten: dict[str, Scorecard] = {}
-    reviews: list[Review] = []
-    for student, path in sorted(cards.items()):
-        mine = by_student.get(student, [])
-        try:
-            card = Scorecard.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if not mine and not any(c.override for c in card.checks):
-            continue
-        new, applied, review = apply(card, mine, check_fingerprints)
-        reviews += review
-        if new == card:
-            continue
-        scorecard.write(new, path)
-        rewritten[student] = new
-        _audit_changes(root / AUDIT, student, card, new, applied)
-    review_path = root / REVIEW
-    if reviews:
-        write_atomically(review_path, review_csv(reviews))
-        for r in reviews:
-            (say or (lambda _: None))(review_line(r))
-    else:
-        review_path.unlink(missing_ok=True)
-    return rewritten, reviews
+            total = moved.setdefault(entry, [Decimal(0), Decimal(0)])
+            total[0] += exact(before.score)
+            total[1] += exact(after.score)
+    events = [AuditEvent(APPLIED, e, _float(old), _float(now)) for e, (old, now) in moved.items()]
+    still = {(_target(c), c.override) for c in new.checks if c.override is not None}
+    lost: dict[str, list[CheckResult]] = {}
+    for c in previous.checks:
+        if c.override is not None and (_target(c), c.override) not in still:
+            lost.setdefault(_target(c), []).append(c)
+    if not lost:
+        return events
+    review = {r.entry.target: r for r in reviews}
+    done = {e.target for e in applied}
+    now_scores = {(c.exercise, c.id): exact(c.score) for c in new.checks}
+    for target, checks in lost.items():
+        if target in done and target not in review:
+            continue  # a newer entry replaced it: logged as applied
+        o = checks[0].override
+        assert o is not None
+        old = sum((exact(c.score) for c in checks), Decimal(0))
+        now = sum((now_scores.get((c.exercise, c.id), Decimal(0)) for c in checks), Decimal(0))
+        if target in review:
+            r = review[target]
+            events.append(AuditEvent(STOPPED, r.entry, _float(old), _float(now),
+                                     f"override no longer applies: {r.cause} ({target})"))
+        else:
+            exercise, _, check = target.partition("/")
+            gone = OverrideEntry(student, exercise, check or None, o.points, o.reason, o.by, o.at, "", "")
+            events.append(AuditEvent(REMOVED, gone, _float(old), _float(now)))
+    return events

@@ -137,13 +137,17 @@ def _score(row: Row) -> float | None:
     return row.score if row.status == "graded" else None
 
 
-def compare(old: Mapping[str, Standing], new: Mapping[str, Standing]) -> list[Change]:
+def compare(old: Mapping[str, Standing], new: Mapping[str, Standing],
+            notes: Mapping[str, Sequence[str]] | None = None) -> list[Change]:
     """The students whose score changed between two gradings, by student id.
 
     Only students in both: a first grading changes nobody's score, and a
     student no longer in the plan (another shard) is not this run's.
     A student whose row lost its score (graded -> error or missing) or
-    gained one counts, with the missing side empty.
+    gained one counts, with the missing side empty. ``notes``: what else a
+    student's reason says, after ``; `` (``grader.batch.final``: "override no
+    longer applies: the submission changed (target)"), so a score an override
+    stopped holding up is never explained as the file alone.
     """
     changes = []
     for student in sorted(set(old) & set(new)):
@@ -157,7 +161,8 @@ def compare(old: Mapping[str, Standing], new: Mapping[str, Standing]) -> list[Ch
         old_key = before.key or (f"{before.row.sha256}:" if before.row.sha256 else "")
         moved = check_changes(before.checks, after.checks)
         late = (before.row.late_rule or "") != (after.row.late_rule or "")
-        changes.append(Change(student, a, b, reason(old_key, new_key, bool(moved), late), moved))
+        why = "; ".join([reason(old_key, new_key, bool(moved), late), *(notes or {}).get(student, ())])
+        changes.append(Change(student, a, b, why, moved))
     return changes
 
 

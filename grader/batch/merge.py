@@ -1,5 +1,6 @@
 """``grader merge``: join ``grade-all --shard`` outputs into one folder (cards, records, reports,
-overrides), then write the class's views once."""
+overrides), make every card final again through the same stage grade-all uses (``grader.batch.final``:
+the joined overrides, then the late policy each shard recorded), then write the class's views once."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import files
-from grader.batch import cohort, overrides, similarity
+from grader.batch import cohort, final, overrides, similarity
 from grader.export.gradebook import Row
 from grader.batch.layout import Layout, read_record, write_record
 from grader.batch.outputs import write_outputs
@@ -64,18 +65,28 @@ def merge(dirs: Sequence[Path], out: Path, similarity_threshold: float = similar
                     layout.reports.mkdir(exist_ok=True)
                     files.write_atomically(ours, theirs.read_text(encoding="utf-8"))
         write_record(layout, row, key)
-    ordered = [rows[s][0] for s in sorted(rows)]
     cohort.merge_sources(out, dirs)  # the similarity report compares students across shards
-    _merge_overrides(out, dirs)
+    entries = _merge_overrides(out, dirs)
+    fingerprints = first.get("check_fingerprints")
+    stage = final.Stage(layout, final.Rules(final.group(entries), fingerprints, recorded_late=True))
+    ordered = []
+    for student in sorted(rows):
+        row, key, _ = rows[student]
+        if row.status == "graded" and row.card:
+            new = stage.kept(row)
+            if new != row:
+                write_record(layout, new, key)
+            row = new
+        ordered.append(row)
+    stage.close()
     write_outputs(layout, first["assignment"], first["exercises"], ordered, first["fingerprint"],
-                  check_fingerprints=first.get("check_fingerprints"),
-                  similarity_threshold=similarity_threshold)
+                  check_fingerprints=fingerprints, similarity_threshold=similarity_threshold)
     return ordered
 
 
-def _merge_overrides(out: Path, dirs: Sequence[Path]) -> None:
+def _merge_overrides(out: Path, dirs: Sequence[Path]) -> list[overrides.OverrideEntry]:
     """The overrides (and their audit) in ``out`` and in every shard, each line once, oldest first: the
-    merged folder applies all of them. A bad line refuses the merge (MergeError, naming file and line)."""
+    merged folder applies all of them (returned). A bad line refuses the merge (MergeError, naming file and line)."""
     for name in (overrides.OVERRIDES, overrides.AUDIT):
         lines: dict[str, None] = {}
         for folder in (out, *dirs):
@@ -91,6 +102,10 @@ def _merge_overrides(out: Path, dirs: Sequence[Path]) -> None:
         if lines:
             ordered = sorted(lines, key=_when)
             files.write_atomically(out / name, "\n".join(ordered) + "\n")
+    try:
+        return overrides.load(out / overrides.OVERRIDES)
+    except overrides.OverridesError as exc:
+        raise MergeError(str(exc)) from None
 
 
 def _when(line: str) -> str:

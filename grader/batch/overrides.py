@@ -3,7 +3,7 @@
 ``grader override STUDENT --check ID --points X --reason TEXT --by NAME`` appends one entry to
 ``overrides.jsonl`` in the course folder (the ``grade-all --out`` folder); every ``grade-all``,
 ``merge`` (and so every ``export`` of their cards) applies the file to the finished cards
-(``grader.batch.outputs.write_outputs`` with ``grader.batch.apply_overrides``), before anything else
+(``grader.batch.final``: overrides, then the late policy, one stage), before anything else
 reads them. This module is the entries and their files, and ``add`` (the ``grader override`` command).
 
 An entry is pinned to what it was decided about:
@@ -27,8 +27,9 @@ total moves by the difference, and a card read back is first returned to its gra
 applying the file again (every run) gives the same card.
 
 ``overrides_audit.jsonl`` records who, when, what and old -> new each time an entry is added
-(``added``) and each time applying it changes a card (``applied``; also ``removed`` when a card's
-override no longer applies).
+(``added``) and each time applying it changes a card (``applied``); ``stopped`` when an override the
+card carried no longer applies because its submission or check changed (with ``why``: "override no
+longer applies: the submission changed (target)"), ``removed`` when no entry stands for it any more.
 """
 
 from __future__ import annotations
@@ -111,10 +112,12 @@ class OverrideEntry:
 
 @dataclass(frozen=True)
 class Review:
-    """An entry not applied, and why."""
+    """An entry not applied, and why: ``why`` in full (the review list), ``cause`` in a few words (the audit's
+    and changes.csv's "override no longer applies: the submission changed")."""
 
     entry: OverrideEntry
     why: str
+    cause: str = ""
 
 
 def target_key(exercise: str, check: str | None) -> str:

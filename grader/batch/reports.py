@@ -1,18 +1,26 @@
 """The per-student reports grade-all writes beside the cards (``--report html`` / ``pytest-json``), drawn
-again whenever a card changes (a re-grade, an override, a late penalty)."""
+from the final card (``grader.batch.final``) once, whenever it changes (a re-grade, an override, a late
+penalty)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import json
+from typing import Protocol
 
 from grader.export.gradebook import Row
 from grader.scorecard import Scorecard
 from grader.batch.layout import Layout
 
-if TYPE_CHECKING:
-    from grader.batch.run import BatchOptions
+
+class ReportChoice(Protocol):
+    """Which reports a run draws (``BatchOptions`` and ``final.Stage`` both say): ``report`` "html",
+    "pytest-json" or None, in ``view``."""
+
+    @property
+    def report(self) -> str | None: ...
+
+    @property
+    def view(self) -> str: ...
 
 
 def write_report(layout: Layout, student: str, card: Scorecard, view: str, fmt: str = "html") -> None:
@@ -29,7 +37,7 @@ def write_report(layout: Layout, student: str, card: Scorecard, view: str, fmt: 
     html.write(card, layout.report(student), view=view)
 
 
-def keep_report(layout: Layout, row: Row, options: BatchOptions) -> None:
+def keep_report(layout: Layout, row: Row, options: ReportChoice) -> None:
     """An unchanged student keeps their page; one with no page yet, or a page drawn for another
     ``--view`` (an instructor page must never stay where student pages are expected), gets one
     from the card already there. A card that cannot be read leaves the page as it is. A pytest-json
@@ -48,16 +56,17 @@ def keep_report(layout: Layout, row: Row, options: BatchOptions) -> None:
     write_report(layout, row.student, card, options.view, options.report)
 
 
-def redraw_reports(layout: Layout, student: str, card: Scorecard) -> None:
+def redraw_reports(layout: Layout, student: str, card: Scorecard, skip: str | None = None) -> None:
     """The student's existing HTML page and pytest-json report drawn again from ``card``, each in the
-    view it was drawn with: an override or a late penalty shows on every report that exists."""
+    view it was drawn with: an override or a late penalty shows on every report that exists. ``skip``:
+    the format this run has just drawn (``write_report``), not drawn twice."""
     page = layout.report(student)
-    if page.is_file():
+    if page.is_file() and skip != "html":
         from grader.export import html
 
         html.write(card, page, view=html.page_view(page) or "student")
     report = layout.pytest_report(student)
-    if report.is_file():
+    if report.is_file() and skip != "pytest-json":
         from grader.export import pytest_json
 
         pytest_json.write(card, report, view=pytest_json.report_view(report) or "student")

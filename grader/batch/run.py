@@ -4,7 +4,8 @@ The flow: ``intake`` finds who submitted what -> the plan (shard, roster,
 what is unchanged since the last run) -> ``--jobs`` grader processes, each a
 warm ``api.Grader`` (one worker server, one pytest session: the same
 grading path as ``grader grade``) -> cards and records written by this
-process, atomically, as results arrive -> the gradebook, the summary.
+process, atomically, as results arrive, each made final first (``final``: the staff overrides and the
+late policy, one stage) -> the gradebook, the summary, drawn once from the final rows.
 
 This process never imports torch and never runs student code. Every input
 ends as a card or an explicit row. A grader process that dies or stops answering
@@ -26,16 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from grader import files, seeds
-from grader.batch import changes, cohort, fallbacks, intake, overrides, similarity
+from grader.batch import changes, cohort, fallbacks, final, intake, overrides, similarity
 from grader.config import AssignmentConfig
-from grader.export.gradebook import Row, row_from_card
+from grader.export.gradebook import Row
 from grader.batch.progress import Progress
 from grader.batch.roster import RosterEntry
 from grader.scorecard import Scorecard
 from grader.batch.layout import Layout, record_key, fingerprint, read_record, write_record
 from grader.batch.pool import BatchStopped, GraderPool
-from grader.batch.reports import keep_report, write_report
-from grader.batch.late import apply_late
 from grader.batch.outputs import write_outputs
 
 
@@ -116,9 +115,10 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     if options.dry_run:
         fallbacks.secret_dropped(options.out, True, secret)  # refused: it would compare the wrong grading
         return _dry_run(options, assignment, progress)
-    overrides.load(options.out / overrides.OVERRIDES)  # a bad overrides file refuses now, not after grading
+    decided = overrides.load(options.out / overrides.OVERRIDES)  # a bad file refuses now, not after grading
     progress = progress or Progress(bar=False)
     layout = Layout(options.out)
+    stage = final.Stage(layout, rules(options, assignment, decided), options.report, options.view)
     fp = fingerprint(assignment, secret)
     counts = Counts()
     with tempfile.TemporaryDirectory(prefix="grader-unzip-") as unzip:
@@ -139,48 +139,52 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
             cohort.keep_sources(options.out, {e.student: e.path for e in plan if e.path is not None}, assignment.stub)
 
         before = changes.snapshot([e.student for e in plan], lambda s: read_record(layout, s))  # before overwriting
+        before = changes.with_cards(before, lambda s: True, layout.card)  # an override may rewrite any card
         for entry in plan:
             row, sha = _row_without_grading(entry, layout, fp, options.force)
             if row is None:
                 todo.append((entry, sha))
                 continue
-            row = apply_late(row, assignment, options, layout)
-            rows[entry.student] = row
             if row.status == "graded":
+                row = stage.kept(row)  # its final card: an override or the late policy may have moved
                 counts.unchanged += 1
-                keep_report(layout, row, options)
                 _keep_times(layout, row, record_key(sha, fp))
             else:
                 write_record(layout, row, "")
-        before = changes.with_cards(before, lambda s: True, layout.card)  # an override may rewrite any card
+            rows[entry.student] = row
         progress.start(len(todo), counts.unchanged)
         try:
-            stopped = _run(todo, options, assignment, layout, fp, rows, counts, progress, keep_sources)
+            stopped = _run(todo, options, assignment, layout, fp, rows, counts, progress, keep_sources, stage)
         finally:
             progress.close()
     ordered = [rows[s] for s in sorted(rows)]
     counts.missing = sum(r.status == "missing" for r in ordered)
     counts.errors = sum(r.status == "error" for r in ordered)
     counts.not_done = sum(1 for e, _ in todo if e.student not in rows)
-    changed: list[changes.Change] = []
-
-    def record_changes(final: list[Row]) -> None:  # the rows with overrides and late policy, before any view
-        changed[:] = _changes(before, final, {e.student: sha for e, sha in todo}, fp, layout)
-        if before:
-            changes.write_csv(changed, layout.root / changes.FILE_NAME)  # the instructor page shows it
-        else:  # a first grading compared nothing: no file, so the page cannot say "No score changed."
-            (layout.root / changes.FILE_NAME).unlink(missing_ok=True)
-
+    stage.close(options.say)  # overrides_review.csv: the entries that no longer apply
+    changed = _changes(before, ordered, {e.student: sha for e, sha in todo}, fp, layout, stage.stopped)
+    if before:
+        changes.write_csv(changed, layout.root / changes.FILE_NAME)  # the instructor page shows it
+    else:  # a first grading compared nothing: no file, so the page cannot say "No score changed."
+        (layout.root / changes.FILE_NAME).unlink(missing_ok=True)
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
                   complete=not counts.not_done, similarity_threshold=options.similarity_threshold,
-                  check_fingerprints=overrides.check_fingerprints(assignment), say=options.say,
-                  late=lambda row: apply_late(row, assignment, options, layout), finished=record_changes,
-                  warnings=warned)
+                  check_fingerprints=dict(stage.rules.check_fingerprints or {}), warnings=warned)
     return BatchResult(counts, ordered, stopped, changed, bool(before))
 
 
+def rules(options: BatchOptions, assignment: AssignmentConfig, entries: list[overrides.OverrideEntry]) -> final.Rules:
+    """This run's final-card rules: the overrides file's entries, the checks' fingerprints they are pinned
+    to, and the late policy with the times and extensions grade-all was given."""
+    late = None
+    if assignment.deadline is not None:
+        late = final.LateInputs(assignment.deadline, options.submitted_at, options.submitted_at_all,
+                                options.extensions)
+    return final.Rules(final.group(entries), overrides.check_fingerprints(assignment), late)
+
+
 def _changes(before: dict[str, changes.Standing], rows: list[Row], shas: dict[str, str], fp: str,
-             layout: Layout) -> list[changes.Change]:
+             layout: Layout, notes: dict[str, tuple[str, ...]]) -> list[changes.Change]:
     """Whose score this run changed: the previous records and cards against this run's final rows and cards
     (a student not re-graded keeps the key of their record: only an override or the late policy moved them)."""
     after = {}
@@ -189,7 +193,7 @@ def _changes(before: dict[str, changes.Standing], rows: list[Row], shas: dict[st
             key = record_key(shas[row.student], fp) if row.student in shas else before[row.student].key
             checks = changes.read_card_checks(layout.root / row.card) if row.card else None
             after[row.student] = changes.Standing(row, key, checks)
-    return changes.compare(before, after)
+    return changes.compare(before, after, notes)
 
 
 def _dry_run(options: BatchOptions, assignment: AssignmentConfig, progress: Progress | None) -> BatchResult:
@@ -257,7 +261,7 @@ def planned(entries: list[intake.Handin], options: BatchOptions) -> list[intake.
 
 def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignment: AssignmentConfig,
          layout: Layout, fp: str, rows: dict[str, Row], counts: Counts, progress: Progress,
-         meanwhile: Callable[[], None]) -> bool:
+         meanwhile: Callable[[], None], stage: final.Stage) -> bool:
     """Grade ``todo`` on the pool; returns True when a signal stopped the batch early. ``meanwhile`` runs
     once the grader processes are starting (seconds in which this process would only wait)."""
     if not todo:
@@ -284,7 +288,7 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
                 if kind == "ready":
                     continue
                 entry, sha = entries[payload[0]]
-                row = apply_late(result_row(kind, payload, entry, sha, layout, options), assignment, options, layout)
+                row = result_row(kind, payload, entry, sha, layout, options, stage)  # final: what progress shows
                 counts.grader_errors += kind == "lost" or (kind == "card" and payload[2])
                 counts.graded += row.status == "graded"
                 rows[row.student] = row
@@ -299,16 +303,18 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
 
 
 def result_row(kind: str, payload: Any, entry: intake.Handin, sha: str, layout: Layout,
-                options: BatchOptions | None = None) -> Row:
-    """Write what a grader process sent (the card first, so a record never points at a missing card; then the
-    student's page, with ``--report html``) and make its row."""
+               options: BatchOptions | None = None, stage: final.Stage | None = None) -> Row:
+    """Make what a grader process sent final (``stage``: the overrides and the late policy; without one the
+    card as graded) and write it: the card first, so a record never points at a missing card, then the
+    student's report (``--report``); the row is the final card's."""
     student = entry.student
     if kind == "card":
         _, text, _ = payload
-        files.write_atomically(layout.card(student), text)
-        card = Scorecard.from_dict(json.loads(text))
-        if options is not None and options.report is not None:
-            write_report(layout, student, card, options.view, options.report)
-        return stamped(row_from_card(student, card, entry.file, f"cards/{student}.json"), entry)
+        if stage is None:
+            stage = final.Stage(layout, final.Rules(), options.report if options else None,
+                                options.view if options else "student")
+        previous = final.read_card(layout, student)  # before it is overwritten: the overrides it carried
+        row = stamped(Row(student, "graded", entry.file, sha, card=f"cards/{student}.json"), entry)
+        return stage.fresh(row, Scorecard.from_dict(json.loads(text)), previous)
     why = payload[1] if kind == "unreadable" else f"not graded: {payload[1]}"
     return stamped(Row(student, "error", entry.file, sha, message=why), entry)

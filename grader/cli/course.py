@@ -73,15 +73,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     from grader.batch.roster import RosterError
 
     try:
-        left_out = exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title, view=view,
-                                  config=args.config)
+        notes = exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title, view=view,
+                               config=args.config, worksheet=args.worksheet, scale=args.scale)
     except (exports.ExportError, RosterError) as exc:
         return fail(str(exc))
     except OSError as exc:
         return fail(f"cannot write {args.out}: {exc.strerror or exc}")
-    for row in left_out:  # canvas: as the gradebook, an error is no score; Canvas keeps what it holds
-        why = " ".join(row.message.split())
-        sys.stderr.write(f"grader: canvas: {row.student} left out (error: {why}); their Canvas grade is unchanged\n")
+    for note in notes:  # canvas, moodle: who the file leaves as the LMS has them (an error is no grade), and why
+        sys.stderr.write(f"grader: {note}\n")
     return EXIT_OK
 
 

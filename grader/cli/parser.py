@@ -14,7 +14,7 @@ from grader.exits import EXIT_BAD_INPUT
 LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.batch.lms.LAYOUTS (not imported: PyYAML)
 
 
-EXPORT_FORMATS = ("gradebook", "canvas", "junit", "gradescope", "html", "pytest-json")
+EXPORT_FORMATS = ("gradebook", "canvas", "moodle", "junit", "gradescope", "html", "pytest-json")
 
 
 REPORT_FORMATS = ("html", "pytest-json")  # grader.export.html.REPORT_FORMATS (not imported here: it loads Jinja)
@@ -200,10 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("export", help="write graded cards in another format")
     e.add_argument("format", choices=EXPORT_FORMATS)
     e.add_argument("cards", type=Path, nargs="+", help="scorecard JSON files (the student id is the file name); "
-                   "canvas: or one grade-all output folder, whose records include the error students")
+                   "canvas, moodle: or one grade-all output folder, whose records include the error students")
     e.add_argument("--out", type=Path, required=True)
     e.add_argument("--roster", type=Path, help="canvas: the roster CSV with canvas_id (and sis_user_id...) columns")
     e.add_argument("--title", help="canvas: the assignment's name in Canvas (default: the card's assignment id)")
+    e.add_argument("--worksheet", type=Path, help="moodle: the assignment's grading worksheet as Moodle wrote it "
+                   "(View all submissions -> Download grading worksheet); --out is that worksheet, filled in")
+    e.add_argument("--scale", action="store_true", help="moodle: when the worksheet's Maximum grade is not the "
+                   "cards' maximum, write each score scaled to it instead of refusing")
     e.add_argument("--config", type=Path, help="gradescope: the assignments.yaml whose gradescope_visibility applies "
                    "(default: the course's own, when it has the cards' assignment)")
     e.add_argument("--view", choices=REPORT_VIEWS, help=VIEW_HELP + "; html writes one page per card into the "

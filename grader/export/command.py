@@ -11,6 +11,12 @@ would read as a student with no row: an empty cell). From a folder, error
 students are left out of the file exactly as the gradebook leaves their score
 empty, so Canvas keeps whatever grade it holds; ``export`` returns them so
 the command can name them.
+
+``moodle`` takes cards or a grade-all folder the same way, and the instructor's
+grading worksheet (``--worksheet``): it writes the worksheet back with the
+graded students' grades and comments (``moodle.py``, ``moodle_plan.py``).
+``export`` returns the lines the command prints on stderr: who was left out,
+and why.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
-from grader.export import canvas, gradebook_csv, gradescope, html, junit, pytest_json
+from grader.export import canvas, gradebook_csv, gradescope, html, junit, moodle, pytest_json
 from grader.export.gradebook import Row, exercise_scores, row_from_card
 from grader.batch.roster import read_roster
 from grader.scorecard import Scorecard
@@ -48,18 +54,27 @@ def load_cards(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
 
 
 def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | None = None,
-           title: str | None = None, view: str = "student", config: Path | None = None) -> list[Row]:
+           title: str | None = None, view: str = "student", config: Path | None = None,
+           worksheet: Path | None = None, scale: bool = False) -> list[str]:
     """Write ``card_paths`` as ``fmt`` to ``out`` (html and pytest-json: a folder, one file per card).
 
-    Returns the ``error`` rows left out (canvas from a grade-all folder), for the command to name.
+    Returns lines for the command to print on stderr: the students a canvas or moodle file leaves as the
+    LMS has them (an ``error`` row is no grade), and why.
     """
     folders = [p for p in card_paths if p.is_dir()]
     if folders:
-        if fmt != "canvas" or len(card_paths) != 1:
-            raise ExportError(f"{folders[0]} is a folder: only canvas takes a grade-all output folder (alone); "
-                              "give the other formats card files")
-        return export_canvas_from_batch(folders[0], out, roster, title)
+        if fmt not in ("canvas", "moodle") or len(card_paths) != 1:
+            raise ExportError(f"{folders[0]} is a folder: only canvas and moodle take a grade-all output folder "
+                              "(alone); give the other formats card files")
+        if fmt == "moodle":
+            rows = batch_rows(folders[0])
+            return export_moodle(rows, batch_cards(folders[0], rows), out, worksheet, scale)
+        return _canvas_notes(export_canvas_from_batch(folders[0], out, roster, title))
     cards = load_cards(card_paths)
+    if fmt == "moodle":
+        rows = [row_from_card(student, card, card.submission.file, str(path))
+                for (student, card), path in zip(cards, card_paths)]
+        return export_moodle(rows, dict(cards), out, worksheet, scale)
     if fmt == "html":
         write_pages(cards, out, view)
     elif fmt == "pytest-json":
@@ -78,7 +93,7 @@ def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | No
             gradebook_csv.write(rows, exercises, out)
         elif fmt == "canvas":
             points = max(card.max_score for _, card in cards)
-            return write_canvas(rows, out, roster, title or cards[0][1].assignment, points)
+            return _canvas_notes(write_canvas(rows, out, roster, title or cards[0][1].assignment, points))
         else:
             raise ExportError(f"unknown format {fmt!r}")
     return []
@@ -113,6 +128,36 @@ def write_canvas(rows: Sequence[Row], out: Path, roster: Path | None, title: str
     except ValueError as exc:
         raise ExportError(f"canvas: {exc}") from None
     return [r for r in rows if r.status == "error"]
+
+
+def _canvas_notes(left_out: Sequence[Row]) -> list[str]:
+    """As the gradebook, an error is no score: Canvas keeps what it holds."""
+    return [f"canvas: {row.student} left out (error: {' '.join(row.message.split())}); their Canvas grade is "
+            "unchanged" for row in left_out]
+
+
+def export_moodle(rows: Sequence[Row], cards: dict[str, Scorecard], out: Path, worksheet: Path | None,
+                  scale: bool) -> list[str]:
+    """Moodle's grading worksheet filled with the graded rows' grades and comments; the notes to print."""
+    from grader.export import moodle_plan
+
+    if worksheet is None:
+        raise ExportError("moodle: --worksheet is needed (the assignment's grading worksheet, downloaded from "
+                          "View all submissions -> Download grading worksheet)")
+    try:
+        return moodle_plan.upload(moodle.read_worksheet(worksheet), rows, cards, out, scale)
+    except (moodle.WorksheetError, moodle_plan.PlanError) as exc:
+        raise ExportError(f"moodle: {exc}") from None
+
+
+def batch_cards(folder: Path, rows: Sequence[Row]) -> dict[str, Scorecard]:
+    """The graded rows' cards in a grade-all folder, by student (a record's card that is gone: refused)."""
+    cards = {}
+    for row in rows:
+        if row.status == "graded" and row.card:
+            (_, card), = load_cards([folder / row.card])
+            cards[row.student] = card
+    return cards
 
 
 def export_canvas_from_batch(folder: Path, out: Path, roster: Path | None, title: str | None) -> list[Row]:
