@@ -75,3 +75,15 @@ def test_dynamo_imported_later_gets_torchs_own_wrap() -> None:
     """)
     assert seen["before"].startswith("_until_dynamo"), seen
     assert seen["after_is_ours"] is False, "with torch._dynamo loaded, the call must go through torch's disable"
+
+
+def test_judge_warm_up_freezes_what_is_loaded() -> None:
+    """torch's objects leave the collector's generations: a full collection no longer walks them."""
+    seen = run_fresh("""
+        import gc, json, time
+        from grader.sandbox.warmup import warm_up_judge
+        warm_up_judge()
+        print(json.dumps({"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects())}))
+    """)
+    assert seen["frozen"] > 50_000, seen
+    assert seen["tracked"] < seen["frozen"] / 10, seen

@@ -13,21 +13,46 @@ and kill the child directly without racing pid reuse.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import os
+import shutil
 import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Iterator
 from typing import NoReturn
 
 import torch
 
 from grader.sandbox import child, layers, protocol, workspace
-from grader.sandbox.warmup import warm_up_judge, warm_up_worker
+from grader.sandbox.warmup import freeze_what_is_loaded, warm_up_judge, warm_up_worker
 
 MAX_REQUEST = 1 << 20
+
+
+INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
+
+
+@contextlib.contextmanager
+def own_inductor_cache() -> Iterator[None]:
+    """torch's inductor cache folder pointed at a folder of the server's own, removed on leaving.
+
+    Importing ``torch._dynamo`` (which the warm-up may do: ``masked_fill`` on ``meta``) creates
+    inductor's cache folder at once, ``$TMPDIR/torchinductor_<user>`` unless ``TORCHINDUCTOR_CACHE_DIR``
+    says otherwise, and sets that variable. Every ``grader`` command left that empty folder in the
+    staff's ``$TMPDIR``. Nothing here compiles, so the folder is never written: it is made inside a
+    folder of ours and removed with it, and the variable is unset again, so a child (which gets a
+    scratch ``TMPDIR`` of its own, ``workspace``) that does compile caches inside its scratch."""
+    folder = tempfile.mkdtemp(prefix="grader-server-")
+    os.environ[INDUCTOR_CACHE] = os.path.join(folder, "torchinductor")
+    try:
+        yield
+    finally:
+        os.environ.pop(INDUCTOR_CACHE, None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def warm_up() -> None:
@@ -37,9 +62,11 @@ def warm_up() -> None:
     of a process that ran a multi-threaded op deadlock on their first
     parallel op (measured here).
     """
-    warm_up_worker()
+    with own_inductor_cache():
+        warm_up_worker()
     protocol.decode(protocol.encode((torch.zeros(3), {"x": [1, 2.5, None]})))
     layers.python_readable_paths()  # imports what the layers need before any child locks itself down
+    freeze_what_is_loaded()  # again: what the worker's share and the layers loaded since
 
 
 def warm_on_demand(wanted: list, warmed: set[str]) -> None:

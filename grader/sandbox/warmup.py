@@ -80,6 +80,18 @@ def warm_up_judge() -> None:
     a = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0), requires_grad=True)
     out = (a @ a.transpose(-2, -1)).softmax(-1)
     torch.autograd.grad(out, a, torch.ones_like(out))
+    freeze_what_is_loaded()
+
+
+def freeze_what_is_loaded() -> None:
+    """Move every object alive now (torch, pytest, the checks: ~170k) out of the collector's reach.
+
+    They live as long as the process; left in the collector's generations, every full collection
+    walks them all: hypothesis runs one (``gc.collect``, 0.13 s) the first time a property check
+    draws, and a forked child's collections would touch, and so copy, the pages it shares with its
+    parent. Python's documentation advises ``gc.freeze()`` before forking for the second reason.
+    """
+    gc.freeze()
 
 
 def warm_up_worker() -> None:

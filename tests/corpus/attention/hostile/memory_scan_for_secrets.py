@@ -10,6 +10,7 @@ import sys
 import torch
 
 _found = None
+gc.unfreeze()  # the worker froze what it loaded before forking us: put it back in gc's sight too
 for _name, _mod in list(sys.modules.items()):
     if _name.startswith(("solutions", "_reference_", "grader.checks", "grader.session", "grader.scoring")):
         print(f"LEAKED module {_name}", flush=True)
