@@ -14,15 +14,25 @@ The rules (README, "Deadlines and late policy"):
   (the hour skipped when DST starts) is refused, an ambiguous one (the hour
   repeated when it ends) is the first of the two. Lateness is real elapsed
   time (computed in UTC): across the spring-forward night a calendar day
-  late is 23 hours. An extension's ``extra_days`` are added on the course's
-  wall clock (a 23:59 due time stays 23:59).
+  late is 23 hours.
+* An extension moves the student's due time and cutoff together, by the same
+  rule: ``extra_days`` on the course's wall clock (calendar days: a 23:59 due
+  time stays 23:59 across a DST change, and so does a 23:59 cutoff),
+  ``extra_hours`` in real hours, ``new_due`` by the wall-clock distance from
+  the class's due time to it (the cutoff keeps its distance from the due time).
 * Submitted at or before the due time: on time. Within ``grace_minutes``
   after it: on time, no penalty ("in grace"). Later: lateness counts from
   the due time (not from the end of the grace), and a started hour or day
   counts as a whole one: 1 min late with ``per: hour`` is 1 hour late,
   25 h late with ``per: day`` is 2 days late.
 * ``penalty_percent = min(units * percent, cap_percent)`` of the raw score;
-  ``penalty_points`` and ``final`` are rounded to 6 decimals.
+  ``penalty_points`` and ``final`` are rounded to 6 decimals. The rule's words
+  show the uncapped percent before the cap (``24 started hours x 5% = 120%,
+  capped at 40% -> -40%``).
+* Times in the rule are shown to the second, all of them (``2026-03-02T00:14:01+01:00``),
+  and lateness too (``15min1s late``): a second decides grace, lateness and cutoff,
+  so no line may read "late" at a time it shows as the due time. Two different
+  times that are the same to the second are shown to the microsecond.
 * After ``cutoff`` (strictly): the final score is 0 and the rule says why.
   A student's extension moves their cutoff by as much as their due time.
 * No known submission time: graded as on time, and the rule says so.
@@ -137,21 +147,51 @@ def _keyed(key: str, value: Any, tz: str) -> datetime:
         raise DeadlineError(f"{key}: {exc}") from None
 
 
-def _show(moment: datetime, tz: str) -> str:
-    return moment.astimezone(zone(tz)).isoformat(timespec="minutes")
+def _show(moment: datetime, tz: str, spec: str = "seconds") -> str:
+    """A time as every rule shows it: in the course's zone, to the second (one precision everywhere)."""
+    return moment.astimezone(zone(tz)).isoformat(timespec=spec)
+
+
+def _shown_apart(a: datetime, b: datetime, tz: str) -> tuple[str, str]:
+    """Two times that differ never read the same: to the second, or to the microsecond when they tie there."""
+    spec = "seconds" if a == b or _show(a, tz) != _show(b, tz) else "microseconds"
+    return _show(a, tz, spec), _show(b, tz, spec)
+
+
+def on_wall_clock(moment: datetime, shift: timedelta, tz: str) -> datetime:
+    """``moment`` moved by ``shift`` on ``tz``'s wall clock: a day later at the same time of day, whatever
+    DST does in between. A wall time the clocks skip moves on by the gap; a repeated one is the first."""
+    where = zone(tz)
+    wall = moment.astimezone(where).replace(tzinfo=None) + shift
+    return wall.replace(tzinfo=where, fold=0)
 
 
 @dataclass(frozen=True)
 class Extension:
     student: str
-    new_due: datetime | None = None  # exactly one of new_due and extra_days
-    extra_days: float | None = None
+    new_due: datetime | None = None  # exactly one of new_due, extra_days and extra_hours
+    extra_days: float | None = None  # calendar days on the course's wall clock
     reason: str = ""
+    extra_hours: float | None = None  # real hours
 
-    def due(self, due: datetime) -> datetime:
-        """The student's due time: ``new_due``, or ``extra_days`` later on the course's wall clock
-        (23:59 stays 23:59 across a DST change)."""
-        return self.new_due if self.new_due is not None else due + timedelta(days=self.extra_days or 0)
+    def move(self, moment: datetime, due: datetime, tz: str) -> datetime:
+        """``moment`` (the class's due time or cutoff) moved as this extension moves the due time ``due``:
+        ``extra_days`` on the course's wall clock in ``tz`` (23:59 stays 23:59 across a DST change),
+        ``extra_hours`` in real time, ``new_due`` by its wall-clock distance from ``due``. The due time and
+        the cutoff move by the same rule, so a cutoff a week after a 23:59 due time stays so."""
+        if self.extra_hours is not None:
+            return moment.astimezone(timezone.utc) + timedelta(hours=self.extra_hours)  # UTC: real hours
+        if self.new_due is not None:
+            if moment == due:
+                return self.new_due
+            where = zone(tz)
+            shift = self.new_due.astimezone(where).replace(tzinfo=None) - due.astimezone(where).replace(tzinfo=None)
+            return on_wall_clock(moment, shift, tz)
+        return on_wall_clock(moment, timedelta(days=self.extra_days or 0), tz)
+
+    def due(self, due: datetime, tz: str = "UTC") -> datetime:
+        """The student's due time, from the class's ``due`` (``move``)."""
+        return self.move(due, due, tz)
 
 
 @dataclass(frozen=True)
@@ -189,15 +229,18 @@ def apply(policy: Policy, submitted_at: datetime | str | None, student: str,
     # which is an hour off across a DST change.
     when = when.astimezone(timezone.utc)
     ext = extensions.get(student)
-    due = (ext.due(policy.due) if ext else policy.due).astimezone(timezone.utc)
-    shift = due - policy.due.astimezone(timezone.utc)
-    cutoff = policy.cutoff.astimezone(timezone.utc) + shift if policy.cutoff is not None else None
-    extended = f" (extension to {_show(due, policy.timezone)}: {ext.reason or 'no reason given'})" if ext else ""
+    tz = policy.timezone
+    due = (ext.move(policy.due, policy.due, tz) if ext else policy.due).astimezone(timezone.utc)
+    cutoff = None
+    if policy.cutoff is not None:  # moved by the same rule as the due time
+        cutoff = (ext.move(policy.cutoff, policy.due, tz) if ext else policy.cutoff).astimezone(timezone.utc)
+    extended = f" (extension to {_show(due, tz)}: {ext.reason or 'no reason given'})" if ext else ""
     lateness = when - due
-    seen = f"submitted {_show(when, policy.timezone)}"
+    seen = f"submitted {_show(when, tz)}"
     if cutoff is not None and when > cutoff:
+        shown, limit = _shown_apart(when, cutoff, tz)
         return LateResult("cutoff", lateness, 100.0, round(raw_score, 6), 0.0,
-                          f"{seen}, after the cutoff {_show(cutoff, policy.timezone)}: scored 0{extended}")
+                          f"submitted {shown}, after the cutoff {limit}: scored 0{extended}")
     if lateness <= timedelta():
         return LateResult("on_time", lateness, 0.0, 0.0, raw_score, f"{seen}: on time{extended}")
     if lateness <= timedelta(minutes=policy.grace_minutes):
@@ -210,10 +253,12 @@ def apply(policy: Policy, submitted_at: datetime | str | None, student: str,
     units = math.ceil(lateness.total_seconds() / PER_SECONDS[p.per])  # a started hour/day counts
     percent = min(units * p.percent, p.cap_percent)
     points = round(raw_score * percent / 100, 6)
-    capped = " (capped)" if units * p.percent > p.cap_percent else ""
+    uncapped = units * p.percent
+    cost = f"{uncapped:g}%, capped at {p.cap_percent:g}% -> -{percent:g}%" if uncapped > p.cap_percent \
+        else f"-{percent:g}%"
     return LateResult("late", lateness, percent, points, round(raw_score - points, 6),
                       f"{seen}: {_duration(lateness)} late = {units} started {p.per}{'s' if units > 1 else ''} "
-                      f"x {p.percent:g}% = -{percent:g}%{capped}{extended}")
+                      f"x {p.percent:g}% = {cost}{extended}")
 
 
 def rescore(section: Mapping[str, Any], raw_score: float) -> dict[str, Any]:
@@ -229,47 +274,54 @@ def rescore(section: Mapping[str, Any], raw_score: float) -> dict[str, Any]:
 
 
 def _duration(delta: timedelta) -> str:
-    minutes = math.ceil(delta.total_seconds() / 60)
-    days, rest = divmod(minutes, 1440)
-    hours, mins = divmod(rest, 60)
-    return " ".join(f"{n}{u}" for n, u in ((days, "d"), (hours, "h"), (mins, "min")) if n) or "0min"
+    """Lateness to the second (a started second counts), its zero parts left out: ``15min 1s``, ``3h 20min``."""
+    seconds = -(-(delta // timedelta(microseconds=1)) // 1_000_000)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    mins, secs = divmod(rest, 60)
+    parts = ((days, "d"), (hours, "h"), (mins, "min"), (secs, "s"))
+    return " ".join(f"{n}{u}" for n, u in parts if n) or "0s"
 
 
 # ------------------------------------------------------------------ files
 
 
 def load_extensions(path: Path, tz: str) -> dict[str, Extension]:
-    """The extensions CSV (``student,new_due,extra_days,reason``; one of new_due/extra_days per row).
+    """The extensions CSV (``student,new_due,extra_days,extra_hours,reason``; one of new_due, extra_days
+    (calendar days in the course's zone) and extra_hours (real hours) per row; extra_hours is optional).
 
     DeadlineError names the file and line of the first bad row.
     """
     rows = _csv(path, ("student",))
-    if not {"new_due", "extra_days"} & set(rows[0][1]):
-        raise DeadlineError(f"{path}: needs a new_due or an extra_days column")
+    if not {"new_due", "extra_days", "extra_hours"} & set(rows[0][1]):
+        raise DeadlineError(f"{path}: needs a new_due or an extra_days column (or extra_hours)")
     out: dict[str, Extension] = {}
     for line, row in rows[1:]:
         where = f"{path}:{line}"
         student = (row.get("student") or "").strip()
-        new_due, extra = (row.get("new_due") or "").strip(), (row.get("extra_days") or "").strip()
+        cells = {k: (row.get(k) or "").strip() for k in ("new_due", "extra_days", "extra_hours")}
+        reason = (row.get("reason") or "").strip()
         if not student:
             raise DeadlineError(f"{where}: no student")
         if student in out:
             raise DeadlineError(f"{where}: {student} has a second extension (one row per student)")
-        if bool(new_due) == bool(extra):
-            raise DeadlineError(f"{where}: give exactly one of new_due and extra_days for {student}")
-        if new_due:
+        given = [k for k, v in cells.items() if v]
+        if len(given) != 1:
+            raise DeadlineError(f"{where}: give exactly one of new_due and extra_days (or extra_hours) for {student}")
+        if given == ["new_due"]:
             try:
-                out[student] = Extension(student, new_due=parse_time(new_due, tz), reason=(row.get("reason") or "").strip())
+                out[student] = Extension(student, new_due=parse_time(cells["new_due"], tz), reason=reason)
             except DeadlineError as exc:
                 raise DeadlineError(f"{where}: new_due: {exc}") from None
             continue
+        key = given[0]
         try:
-            days = float(extra)
+            amount = float(cells[key])
         except ValueError:
-            days = math.nan
-        if not math.isfinite(days) or days <= 0:
-            raise DeadlineError(f"{where}: extra_days must be a number above 0, not {extra!r}")
-        out[student] = Extension(student, extra_days=days, reason=(row.get("reason") or "").strip())
+            amount = math.nan
+        if not math.isfinite(amount) or amount <= 0:
+            raise DeadlineError(f"{where}: {key} must be a number above 0, not {cells[key]!r}")
+        out[student] = Extension(student, reason=reason, **{key: amount})
     return out
 
 

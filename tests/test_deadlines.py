@@ -83,6 +83,80 @@ def test_an_extension_moves_the_due_time_and_the_cutoff() -> None:
     assert apply(policy(), DUE + timedelta(days=8), "a", ext, 80).status == "cutoff"
 
 
+def berlin(**kw) -> Policy:
+    """Due the Saturday before the spring-forward night (2026-03-29 02:00 CET -> 03:00 CEST), cutoff 5 days on."""
+    values = {"due": parse_time("2026-03-28T23:59", "Europe/Berlin"), "timezone": "Europe/Berlin",
+              "grace_minutes": 0.0, "penalty": Penalty("hour", 5, 40),
+              "cutoff": parse_time("2026-04-02T23:59", "Europe/Berlin")}
+    return Policy(**{**values, **kw})
+
+
+@pytest.mark.parametrize("due", ["2026-03-28T23:59", "2026-03-28T23:59:00+01:00", "2026-03-28T22:59:00Z"])
+def test_a_day_of_extension_moves_due_and_cutoff_by_a_calendar_day_across_dst(due: str) -> None:
+    """However the due time was written, a 1-day extension is the next day at 23:59 on the course's clock, and
+    the cutoff moves by the same calendar day (it used to move 23 real hours: 2026-04-03T22:59+02:00)."""
+    p = berlin(due=parse_time(due, "Europe/Berlin"))
+    ext = {"ann": Extension("ann", extra_days=1, reason="flu")}
+    moved = ext["ann"].move(p.due, p.due, p.timezone).astimezone(deadlines.zone("Europe/Berlin"))
+    assert moved.isoformat() == "2026-03-29T23:59:00+02:00"
+    cutoff = ext["ann"].move(p.cutoff, p.due, p.timezone).astimezone(deadlines.zone("Europe/Berlin"))
+    assert cutoff.isoformat() == "2026-04-03T23:59:00+02:00"
+    r = apply(p, "2026-04-03T23:30:00+02:00", "ann", ext, 80)  # before her cutoff: late, capped, not zero
+    assert r.status == "late" and "extension to 2026-03-29T23:59:00+02:00: flu" in r.rule_text
+    r = apply(p, "2026-04-04T00:00:00+02:00", "ann", ext, 80)
+    assert r.status == "cutoff" and "after the cutoff 2026-04-03T23:59:00+02:00" in r.rule_text
+    assert apply(p, "2026-03-29T23:59:00+02:00", "ann", ext, 80).status == "on_time"
+
+
+def test_an_extension_in_hours_moves_due_and_cutoff_by_real_hours() -> None:
+    p = berlin()
+    ext = {"ann": Extension("ann", extra_hours=24)}
+    assert ext["ann"].due(p.due, p.timezone).isoformat() == "2026-03-29T22:59:00+00:00"  # 2026-03-30 00:59 CEST
+    assert apply(p, "2026-03-30T00:59:00+02:00", "ann", ext, 80).status == "on_time"
+    assert apply(p, "2026-03-30T01:00:00+02:00", "ann", ext, 80).status == "late"
+    cutoff = ext["ann"].move(p.cutoff, p.due, p.timezone)
+    assert cutoff - p.cutoff == timedelta(hours=24)
+
+
+def test_a_new_due_time_keeps_the_cutoffs_distance_on_the_wall_clock() -> None:
+    p = berlin()
+    ext = {"ann": Extension("ann", new_due=parse_time("2026-03-30T12:00", "Europe/Berlin"))}
+    cutoff = ext["ann"].move(p.cutoff, p.due, p.timezone).astimezone(deadlines.zone("Europe/Berlin"))
+    assert cutoff.isoformat() == "2026-04-04T12:00:00+02:00"  # the class's: 5 days and 0 min after 23:59
+
+
+def test_lateness_is_shown_to_the_second_where_a_second_decides() -> None:
+    """carol: 00:14:01, one second after a 14-minute grace: late, and the line says so to the second."""
+    p = berlin(due=parse_time("2026-03-02T00:00", "Europe/Berlin"), grace_minutes=14,
+               cutoff=parse_time("2026-03-09T00:00", "Europe/Berlin"))
+    r = apply(p, "2026-03-02T00:14:01", "carol", {}, 80)
+    assert r.status == "late"
+    assert r.rule_text.startswith("submitted 2026-03-02T00:14:01+01:00: 14min 1s late = 1 started hour x 5% = -5%")
+    assert "16min" not in r.rule_text and "T00:14+01:00" not in r.rule_text
+    r = apply(p, "2026-03-02T00:14:00", "carol", {}, 80)
+    assert r.status == "grace" and "submitted 2026-03-02T00:14:00+01:00: 14min late, within the 14 min grace" \
+        in r.rule_text
+    assert p.text().startswith("due 2026-03-02T00:00:00+01:00; 14 min grace")  # one precision everywhere
+
+
+def test_a_capped_penalty_shows_the_uncapped_percent_first() -> None:
+    r = apply(berlin(), "2026-03-30T00:30:00+02:00", "dan", {}, 80)  # 23h31min after 23:59 CET
+    assert "24 started hours x 5% = 120%, capped at 40% -> -40%" in r.rule_text and r.penalty_percent == 40
+    assert "(capped)" not in r.rule_text
+    assert apply(berlin(), "2026-03-29T02:30:00+01:00", "dan", {}, 80).rule_text.endswith("3 started hours x 5% = -15%")
+
+
+def test_a_time_after_the_cutoff_never_reads_as_the_cutoff() -> None:
+    """eve: 23:59:30 is after a 23:59 cutoff; the line shows both to the second (to the microsecond if need be)."""
+    r = apply(berlin(), "2026-04-02T23:59:30", "eve", {}, 80)
+    assert r.status == "cutoff"
+    assert "submitted 2026-04-02T23:59:30+02:00, after the cutoff 2026-04-02T23:59:00+02:00" in r.rule_text
+    r = apply(berlin(), parse_time("2026-04-02T23:59:00.250000", "Europe/Berlin"), "eve", {}, 80)
+    assert r.status == "cutoff"
+    assert "submitted 2026-04-02T23:59:00.250000+02:00, after the cutoff 2026-04-02T23:59:00.000000+02:00" \
+        in r.rule_text
+
+
 def test_unknown_time_is_graded_on_time_and_says_so() -> None:
     for when in (None, ""):
         r = apply(policy(), when, "a", {}, 80)
@@ -185,6 +259,19 @@ def test_extensions_file_is_read(tmp_path: Path) -> None:
     ext = deadlines.load_extensions(path, "Europe/Paris")
     assert ext["ana"].new_due == datetime(2026, 3, 3, 11, 0, tzinfo=UTC) and ext["ana"].reason == "flu"
     assert ext["ben"].due(DUE) == DUE + timedelta(days=1, hours=12)
+
+
+def test_extensions_file_may_give_hours(tmp_path: Path) -> None:
+    path = tmp_path / "ext.csv"
+    path.write_text("student,new_due,extra_days,extra_hours,reason\nana,,,36,flight\nben,,2,,\n")
+    ext = deadlines.load_extensions(path, "Europe/Paris")
+    assert (ext["ana"].extra_hours, ext["ana"].extra_days, ext["ben"].extra_days) == (36, None, 2)
+    path.write_text("student,extra_days,extra_hours\nana,1,36\n")
+    with pytest.raises(DeadlineError, match=r"ext.csv:2: give exactly one of new_due and extra_days \(or extra_hours\)"):
+        deadlines.load_extensions(path, "UTC")
+    path.write_text("student,extra_hours\nana,-3\n")
+    with pytest.raises(DeadlineError, match=r"ext.csv:2: extra_hours must be a number above 0, not '-3'"):
+        deadlines.load_extensions(path, "UTC")
 
 
 @pytest.mark.parametrize("body, message", [
