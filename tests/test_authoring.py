@@ -97,3 +97,49 @@ def test_new_exercise_writes_placeholders_that_are_listed_and_fail_closed(tmp_pa
     assert own and "is not written yet" in own[0][3]
     shared = [c for c in checks if c[0].startswith("test_output_matches_reference")]
     assert shared and f"no inputs for `{NAME}`" in shared[0][3]
+
+
+def test_the_contract_row_spells_each_stubs_parameters_as_the_contract_does():
+    """The scaffold's row copies `--like`'s parameters with their defaults (`causal_mask(T, device=None)`, not
+    `causal_mask(T, device)`): rendered from every stub function, it is that function's row in docs/CONTRACT.md."""
+    import ast
+
+    from grader.authoring.new_exercise import call_signature
+
+    contract = (ROOT / "docs/CONTRACT.md").read_text()
+    functions = [n for n in ast.parse((ROOT / "exercises/attention.py").read_text()).body if isinstance(n, ast.FunctionDef)]
+    assert len(functions) >= 10
+    for node in functions:
+        assert f"| `{node.name}({call_signature(node)})` |" in contract, node.name
+    [odd] = ast.parse("def f(a, /, b: int = 2, *rest, c, d=None, **more): pass").body
+    assert call_signature(odd) == "a, b=2, *rest, c, d=None, **more"
+
+
+def test_a_placeholder_is_listed_under_the_exercise_its_line_names_first():
+    """build_cases' placeholder names the new exercise and then its model: a new name shorter than the model's
+    (`alibi`, like `attention_scores`) was listed under the model."""
+    from grader.authoring.completeness import _whose
+
+    names = sorted(["attention_scores", "attention", "alibi", "causal_mask"], key=len, reverse=True)
+    line = f'        "alibi": [],  # {MARKER}: alibi\'s inputs, Case("alibi", args, kwargs, label) each, like "attention_scores"\'s above'
+    assert _whose(line, "conftest.py", names) == "alibi"
+    assert _whose(f"    raise NotImplementedError  # {MARKER}: the reference's attention", "attention.py", names) == "attention"
+    assert _whose(f"title: '{MARKER}: the mistake in a few words'", "causal_mask_todo.yaml", names) == "causal_mask"
+    assert _whose(f"  test_alibi_todo_property: 1  # {MARKER}: rename", "assignments.yaml", names) == "alibi"
+    assert _whose(f"# message: {MARKER}", "notes.py", names) == "*"
+
+
+def test_a_hidden_check_without_each_students_own_inputs_is_listed(tmp_path: Path):
+    """tests/test_seeds.py fails on a hidden check that sends two students the same inputs; the completeness
+    check says so first: a hidden check that takes none of the per-student fixtures, and a hidden check reading
+    `hidden_cases` of an exercise whose inputs do not change with the salt (causal_mask's are ints, unsalted)."""
+    copy = _copy(tmp_path / "course")
+    config = copy / "assignments.yaml"
+    text = config.read_text()
+    own = "          test_mask_is_built_on_the_requested_device: 2\n"
+    assert text.count(own) == 1
+    config.write_text(text.replace(own, "          test_mask_is_built_on_the_requested_device: {points: 2, visibility: hidden}\n"
+                                        "          test_accepts_non_contiguous_inputs: {points: 0.5, visibility: hidden}\n"))
+    listed = {(m.exercise, m.what.split(" ", 1)[0], m.file) for m in missing(copy) if "test_seeds.py" in m.what}
+    assert listed == {("causal_mask", "test_mask_is_built_on_the_requested_device", "grader/checks/attention/"),
+                      ("causal_mask", "inputs", "grader/checks/attention/conftest.py")}, listed

@@ -316,6 +316,22 @@ def test_the_answer_scan_finds_each_exercises_answer_in_the_reference():
     assert not set(ANSWER_PATTERNS) - found, f"patterns that miss the reference: {set(ANSWER_PATTERNS) - found}"
 
 
+# Exercises whose answer is calls of the other exercises (whose patterns find it): no construction of their own.
+COMPOSED_OF_OTHERS = {"attention", "multi_head_attention"}
+
+
+def test_the_answer_scan_has_patterns_for_every_exercise():
+    """A new exercise adds its answer's constructions to ANSWER_PATTERNS (docs/adding-an-exercise.md), or the
+    kit scan cannot see its answer written into a check, an input or a figure."""
+    covered = {name.strip() for key in ANSWER_PATTERNS for name in key.split("/")}
+    lacking = [ex.name for a in CONFIG.assignments.values() for ex in a.exercises
+               if ex.name not in covered | COMPOSED_OF_OTHERS]
+    assert not lacking, (f"ANSWER_PATTERNS in tests/test_release.py has no pattern for {lacking}: add the "
+                         "constructions a solution of each uses (or, for one built only of the other exercises' "
+                         "calls, add it to COMPOSED_OF_OTHERS)")
+    assert not COMPOSED_OF_OTHERS & covered
+
+
 def test_the_answer_scan_reads_code_not_prose():
     source = ('x = 1  # q @ k.transpose(-2, -1)\n'
               'raise AssertionError("use scores.masked_fill(~mask, float(\'-inf\'))")\n'

@@ -8,8 +8,13 @@ Per exercise of every assignment in ``assignments.yaml``:
   ``test_gradients_match_reference``;
 * where it has a shared check (``fn``-parametrised, ``test_common.py`` / ``test_work.py``), the package's
   ``conftest.py`` ``build_cases`` gives it inputs;
-* a corpus mutant (``# exercise: NAME``), a catalogued mistake (``exercise: NAME``), a lesson step, a row in
-  ``docs/CONTRACT.md``'s table for its assignment, a clause in ``docs/contract-clauses.yaml``;
+* every hidden check judges each student on their own inputs (``tests/test_seeds.py`` grades two students and
+  fails on any hidden check that sent both the same): its test function takes ``hidden_cases``,
+  ``hidden_seed`` or ``hidden_examples``, and where it reads ``hidden_cases``, ``build_cases(salt)`` gives
+  the exercise other inputs for another salt (an exercise whose inputs are only ints must salt them too);
+* a corpus mutant (``# exercise: NAME``), a catalogued mistake (``exercise: NAME``), a lesson step and its
+  name in the lesson intro's numbered list, a row in ``docs/CONTRACT.md``'s table for its assignment, a
+  clause in ``docs/contract-clauses.yaml``;
 
 then every line that still holds ``new_exercise.MARKER`` (a placeholder ``grader new-exercise`` wrote), and the
 README lines that disagree with the config (``grader.authoring.readme``). ``tests/test_authoring.py`` asserts
@@ -20,9 +25,13 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
+
+import torch
 
 from grader.authoring.new_exercise import MARKER
 from grader.authoring.readme import stale_lines
@@ -54,20 +63,26 @@ def _definitions(path: Path | None) -> dict[str, ast.AST]:
     return {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
 
 
-def _test_functions(checks_dir: Path) -> dict[str, set[str]]:
-    """test function name -> the modules defining it; and the shared ones under key ``"@shared"``."""
+PER_STUDENT = ("hidden_cases", "hidden_seed", "hidden_examples")  # the fixtures of a student's own inputs (grader.seeds)
+
+
+def _test_functions(checks_dir: Path) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """test function name -> the modules defining it, with the shared ones under key ``"@shared"``; and test
+    function name -> the fixtures it takes (its arguments)."""
     found: dict[str, set[str]] = {"@shared": set()}
+    takes: dict[str, set[str]] = {}
     for path in sorted(checks_dir.glob("test_*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
                 found.setdefault(node.name, set()).add(path.name)
+                takes.setdefault(node.name, set()).update(a.arg for a in node.args.args)
                 if "fn" in [a.arg for a in node.args.args]:
                     found["@shared"].add(node.name)
-    return found
+    return found, takes
 
 
-def _case_names(checks_dir: Path, root: Path) -> set[str] | None:
-    """The exercises ``build_cases()`` of the package's conftest gives inputs to; None when it has none.
+def _build_cases(checks_dir: Path) -> Callable[[int], dict[str, list[Any]]] | None:
+    """``build_cases(salt)`` of the package's conftest; None when it has none.
     Imported as written (``PlainImports``), never rewritten by an outer pytest."""
     conftest = checks_dir / "conftest.py"
     if not conftest.is_file() or "def build_cases" not in conftest.read_text(encoding="utf-8"):
@@ -77,7 +92,27 @@ def _case_names(checks_dir: Path, root: Path) -> set[str] | None:
     name = f"grader.checks.{checks_dir.name}.conftest"
     with PlainImports(checks_dir):
         module = sys.modules.get(name) or importlib.import_module(name)
-    return {k for k, v in module.build_cases().items() if v}
+    return module.build_cases
+
+
+def _same_inputs(a: Any, b: Any) -> bool:
+    """Two students' inputs are the same: equal tensors (shape, dtype, values), equal plain values."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+                and a.dtype == b.dtype and bool(torch.equal(a, b)))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_inputs(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_inputs(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def _salted(build: Callable[[int], dict[str, list[Any]]]) -> set[str]:
+    """The exercises whose inputs differ between two students (two salts): those ``hidden_cases`` gives each
+    student their own of (tests/test_seeds.py requires it of every hidden check)."""
+    one, two = build(1), build(2)
+    return {n for n in one if not _same_inputs([(c.args, c.kwargs) for c in one[n]],
+                                               [(c.args, c.kwargs) for c in two.get(n, [])])}
 
 
 def _exercise_headers(folder: Path, key: str, comment: bool) -> set[str]:
@@ -96,6 +131,12 @@ def _lesson_steps(root: Path, assignment: str) -> tuple[Path | None, set[str]]:
         if lesson.get("assignment") == assignment:
             return path, set(lesson.get("steps") or {})
     return None, set()
+
+
+def _lesson_intro(root: Path, assignment: str) -> str:
+    """The lesson's ``intro:`` text, whose numbered list names every exercise in backticks."""
+    path, _ = _lesson_steps(root, assignment)
+    return str((read_yaml(path) or {}).get("intro") or "") if path else ""
 
 
 def _contract_rows(contract: Path, assignment: str) -> set[str]:
@@ -123,9 +164,12 @@ def _exercise(a: AssignmentConfig, root: Path) -> list[Missing]:
     out: list[Missing] = []
     stub, ref = _definitions(a.stub), _definitions(a.reference)
     checks_dir = root / "grader" / "checks" / a.checks_package
-    tests = _test_functions(checks_dir)
+    tests, takes = _test_functions(checks_dir)
     shared = tests["@shared"]
-    cases = _case_names(checks_dir, root)
+    build = _build_cases(checks_dir)
+    cases = {k for k, v in build().items() if v} if build else None
+    salted = _salted(build) if build else set()
+    intro = _lesson_intro(root, a.id)
     mutants = _exercise_headers(root / "tests" / "corpus" / a.id / "mutants", "exercise", comment=True)
     mistakes = _exercise_headers(root / "grader" / "diagnosis" / "catalogue" / a.id, "exercise", comment=False)
     lesson, steps = _lesson_steps(root, a.id)
@@ -157,6 +201,17 @@ def _exercise(a: AssignmentConfig, root: Path) -> list[Missing]:
             if c.name not in tests:
                 need(f"grader/checks/{a.checks_package}/", f"write {c.name} (configured for {n}, "
                      "no test function has that name: it would only say 'this check did not run')")
+        for c in ex.checks:
+            fixtures = takes.get(c.name, set())
+            if c.visibility == "visible" or c.name not in tests:
+                continue
+            if not fixtures & set(PER_STUDENT):
+                need(f"grader/checks/{a.checks_package}/", f"{c.name} is hidden, so it must judge each student on "
+                     f"their own inputs: take `hidden_cases`, `hidden_seed` or `hidden_examples` (tests/test_seeds.py)")
+            elif "hidden_cases" in fixtures and build is not None and n in (cases or ()) and n not in salted:
+                need(f"grader/checks/{a.checks_package}/conftest.py", f"inputs of {n} in build_cases that change "
+                     f"with the salt (`s(n)`: sizes too, where every input is an int): hidden {c.name} reads them "
+                     "as each student's own (tests/test_seeds.py)")
         if ex.check("test_gradients_match_reference") and not ex.gradient_inputs:
             need(config, f"`gradient_inputs:` of {n} (test_gradients_match_reference differentiates them)")
         if cases is not None and any(c.name in shared for c in ex.checks) and n not in cases:
@@ -167,6 +222,8 @@ def _exercise(a: AssignmentConfig, root: Path) -> list[Missing]:
             need(f"grader/diagnosis/catalogue/{a.id}/", f"a catalogued mistake of {n} (`exercise: {n}`)")
         if n not in steps:
             need(_rel(lesson, root) if lesson else "grader/release/lesson/", f"the lesson step `steps.{n}`")
+        if lesson is not None and f"`{n}`" not in intro:
+            need(_rel(lesson, root), f"`{n}` in the intro's numbered list of steps (`intro:`)")
         if n not in rows:
             need("docs/CONTRACT.md", f"the row of {n} in the table of assignment `{a.id}`")
         if n not in subjects:
@@ -189,6 +246,16 @@ def _placeholder_files(folder: Path, exercises: set[str]) -> dict[Path, set[str]
     return out
 
 
+def _whose(line: str, file_name: str, names: list[str]) -> str:
+    """The exercise a placeholder line is about: the first exercise it names (as a whole word), so
+    ``"alibi": [],  # ... like "attention_scores"'s above`` is alibi's; else the one its file is named for."""
+    for pattern in (r"(?<![\w]){}(?![\w])", "{}"):  # a whole word first, then within one (`test_NAME_todo`)
+        at = {n: m.start() for n in names if (m := re.search(pattern.format(re.escape(n)), line))}
+        if at:
+            return min(at, key=lambda n: (at[n], -len(n)))
+    return next((n for n in names if n in file_name), "*")
+
+
 def _markers(root: Path, files: list[Path], names: list[str]) -> list[Missing]:
     out = []
     for path in files:
@@ -196,7 +263,7 @@ def _markers(root: Path, files: list[Path], names: list[str]) -> list[Missing]:
             continue
         for i, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
             if MARKER in line:
-                whose = next((n for n in names if n in line or n in path.name), "*")
+                whose = _whose(line, path.name, names)
                 out.append(Missing(f"{_rel(path, root)}:{i}", whose, f"fill the placeholder: {line.strip()[:120]}"))
     return out
 

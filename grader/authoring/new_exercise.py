@@ -60,6 +60,23 @@ def _signature(source: str, node: ast.FunctionDef | ast.ClassDef, name: str) -> 
     return re.sub(rf"^(def|class) {re.escape(node.name)}\b", rf"\1 {name}", header.rstrip())
 
 
+def call_signature(node: ast.FunctionDef) -> str:
+    """The parameters as the contract row spells them, defaults kept and annotations dropped:
+    ``T, device=None`` for ``def causal_mask(T: int, device: torch.device | None = None)``."""
+    args = node.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    parts = [a.arg if d is None else f"{a.arg}={ast.unparse(d)}" for a, d in zip(positional, defaults)]
+    if args.vararg:
+        parts.append(f"*{args.vararg.arg}")
+    elif args.kwonlyargs:
+        parts.append("*")
+    parts += [a.arg if d is None else f"{a.arg}={ast.unparse(d)}" for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    if args.kwarg:
+        parts.append(f"**{args.kwarg.arg}")
+    return ", ".join(parts)
+
+
 def _append(path: Path, text: str) -> None:
     current = path.read_text(encoding="utf-8")
     path.write_text(current.rstrip("\n") + "\n\n\n" + text.rstrip("\n") + "\n", encoding="utf-8")
@@ -235,9 +252,19 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
                            f"      ## {MARKER}: the title of the step of {name}", "",
                            f"      {MARKER}: what `{name}` is for and how to build it, in the lesson's words.",
                            "    cells: []"]
+    # The intro's numbered list of steps ("  8. `attention_entropy`: ..."): the new step, last, like the stub.
+    i_start = next((i for i, line in enumerate(llines) if line.rstrip() in ("intro: |", "intro: |-")), None)
+    if i_start is not None:
+        i_end = _block_end(llines, i_start, 0)
+        numbered = [i for i in range(i_start + 1, i_end) if re.match(r"\s+\d+\. ", llines[i])]
+        if numbered:
+            last = llines[numbered[-1]]
+            indent, number = re.match(r"(\s+)(\d+)\. ", last).groups()  # type: ignore[union-attr]
+            llines[numbered[-1] + 1:numbered[-1] + 1] = [
+                f"{indent}{int(number) + 1}. `{name}`: {MARKER}: what this step adds, in the lesson's words"]
     lesson.write_text("\n".join(llines), encoding="utf-8")
-    written.append(Written(lesson, f"the lesson step of {name}"))
-    row = f"| `{name}({', '.join(x.arg for x in like_stub.args.args)})` | {MARKER}: its inputs | {MARKER}: what it returns |" \
+    written.append(Written(lesson, f"the lesson step of {name} and its line in the intro's list of steps"))
+    row = f"| `{name}({call_signature(like_stub)})` | {MARKER}: its inputs | {MARKER}: what it returns |" \
         if not is_class else f"| `{name}(nn.Module)` | {MARKER}: its constructor | {MARKER}: its contract |"
     clines = contract.read_text(encoding="utf-8").split("\n")
     heading = next((i for i, line in enumerate(clines) if line.startswith(f"## Assignment `{assignment_id}`")), None)
