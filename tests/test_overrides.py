@@ -184,6 +184,7 @@ def test_grade_all_applies_it_and_a_regrade_keeps_it(overridden: tuple[Path, Pat
 def test_a_changed_submission_is_listed_for_review_not_applied(course: tuple[Path, Path]) -> None:
     subs, out = course
     assert override(out, "bob", "--check", CHECK, "--points", "2", "--reason", REASON, "--by", "ta") == 0
+    assert grade_all(subs, out).returncode == 0 and card(out, "bob").score == 2  # applied
     (subs / "bob.py").write_text((subs / "bob.py").read_text() + "\n# changed after the override\n")
     proc = grade_all(subs, out)
     assert proc.returncode == 0, proc.stderr
@@ -193,6 +194,13 @@ def test_a_changed_submission_is_listed_for_review_not_applied(course: tuple[Pat
         [review] = list(csv.DictReader(f))
     assert (review["student"], review["target"], review["points"]) == ("bob", f"attention_scores/{CHECK}", "2")
     assert "submission changed" in review["why"]
+    # the override stopped applying: the audit and changes.csv say so, not only "file changed"
+    why = f"override no longer applies: the submission changed (attention_scores/{CHECK})"
+    [stopped] = [line for line in audit(out) if line["event"] == "stopped"]
+    assert (stopped["student"], stopped["old"], stopped["new"], stopped["why"]) == ("bob", 2.0, 0.0, why)
+    with (out / "changes.csv").open(newline="") as f:
+        [change] = list(csv.DictReader(f))
+    assert (change["student"], change["delta"], change["reason"]) == ("bob", "-2", f"file changed; {why}")
 
 
 def test_a_changed_check_is_listed_for_review(course: tuple[Path, Path]) -> None:
