@@ -3,10 +3,11 @@ nothing lost.
 
 The flow, one module each: ``intake`` (with ``lms``, ``roster``) finds who submitted what -> ``run``
 plans (shard, roster, what is unchanged since the last run: ``layout``'s records and card key) ->
-``pool`` grades in ``--jobs`` grader processes -> cards and records written by this process, atomically,
-as results arrive (``reports`` beside them) -> ``outputs``: ``overrides``, the ``late`` policy, the
-gradebook, ``summary``, the ``cohort`` views (``similarity``), ``changes`` since the last run.
-``merge`` joins shards. ``progress`` is what the terminal shows meanwhile.
+``pool`` grades in ``--jobs`` grader processes -> each card made ``final`` as it arrives (the staff
+``overrides``, then the late policy: one stage), then written with its record and ``reports``, once ->
+``changes`` since the last run -> ``outputs``: the gradebook, ``summary``, the ``cohort`` views
+(``similarity``), all drawn from the final cards.
+``merge`` joins shards (through the same ``final`` stage). ``progress`` is what the terminal shows meanwhile.
 """
 
 from grader.batch.layout import Layout, fingerprint, read_record, write_record  # noqa: F401 - the package's API
