@@ -238,3 +238,24 @@ def test_a_ragged_worksheet_or_none_at_all_is_refused(tmp_path: Path, capsys: py
     assert "line 2: 10 cells, the header has 11: Moodle refuses the whole file" in capsys.readouterr().err
     assert cli.main(["export", "moodle", str(graded), "--out", str(out)]) == 2
     assert "--worksheet is needed" in capsys.readouterr().err and not out.exists()
+
+
+def test_a_zero_after_the_cutoff_is_explained_by_the_cutoff_not_by_the_checks() -> None:
+    """A full-marks file handed in after the cutoff scores 0; its comment said "no check passed" (bench/term.py's
+    eve): the checks all passed, and the late line already says why the grade is 0."""
+    from grader.export import moodle_plan
+
+    full = card("s1007", 10.0, 0.0)
+    full = Scorecard(**{**full.__dict__, "checks": tuple(CheckResult(c.id, c.exercise, "passed", c.max_score,
+                                                                     c.max_score, "", "visible")
+                                                         for c in full.checks), "score": 10.0})
+    rule = ("submitted 2026-04-04T23:59:30+02:00, after the cutoff 2026-04-04T23:59:00+02:00: scored 0")
+    row = Row("s1007", "graded", "s1007/attention.py", SHA, 0.0, 10.0, card="cards/s1007.json", raw_score=10.0,
+              penalty=10.0, late_rule=rule)
+    grade = moodle_plan.grade_of(row, full, 10.0, False)
+    assert grade.points == 0
+    assert grade.comment == (f"<p>Autograder score: 0 / 10 points</p><p>Late: {rule} (before it: 10)</p>")
+    zero = card("s1003", 0.0, 10.0, message="not attempted")  # a zero the checks gave is still explained
+    row0 = Row("s1003", "graded", "s1003/attention.py", SHA, 0.0, 10.0, card="cards/s1003.json")
+    assert "no check passed; first: test_rows_sum_to_one: not attempted" in moodle_plan.grade_of(row0, zero, 10.0,
+                                                                                                  False).comment

@@ -105,8 +105,8 @@ def grade_of(row: Row, card: Scorecard | None, maximum: float, scale: bool) -> m
     lines = [line]
     if row.penalty:
         lines.append(f"Late: {row.late_rule} (before it: {format_number(row.raw_score)})")
-    if card is not None:
-        lines.append(top_diagnosis(card) or (zero_reason(views.student_view(card)) if row.score == 0 else ""))
+    if card is not None:  # a zero explained by the checks only when they scored 0 (not a cutoff's: the late line)
+        lines.append(top_diagnosis(card) or (zero_reason(views.student_view(card)) if card.score == 0 else ""))
     return moodle.Grade(points, moodle.comment(lines))
 
 
