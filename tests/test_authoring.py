@@ -71,6 +71,12 @@ def test_new_exercise_writes_placeholders_that_are_listed_and_fail_closed(tmp_pa
                    "grader/release/lesson/attention.yaml", "docs/CONTRACT.md", "docs/contract-clauses.yaml"):
         assert any(f.split(":")[0] == wanted for f in files), (wanted, rows)
     assert all(ex == NAME for f, ex, what in rows if not f.startswith("README.md")), rows
+    from grader.files import read_yaml
+
+    lesson = read_yaml(copy / "grader/release/lesson/attention.yaml")
+    [demo] = lesson["steps"][NAME]["cells"]  # the shape the notebook builder takes: a mapping, `code:`
+    assert set(demo) == {"code"} and MARKER in demo["code"]
+    assert f"`{NAME}`: {MARKER}" in lesson["intro"]
     assert any(f.startswith("README.md:") and f"no row for `{NAME}`" in what for f, _, what in rows)
     unlisted = [r for r in rows if not r[2].startswith("fill the placeholder") and not r[0].startswith("README.md")]
     placeholder_corpus = [r[0] for r in unlisted if "placeholder corpus must define every function" in r[2]]

@@ -251,7 +251,9 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
     llines[s_end:s_end] = [f"  {name}:", "    explain: |",
                            f"      ## {MARKER}: the title of the step of {name}", "",
                            f"      {MARKER}: what `{name}` is for and how to build it, in the lesson's words.",
-                           "    cells: []"]
+                           "    cells:",  # each a mapping: `- code: |` (a demo) or `- markdown: |`
+                           "      - code: |",
+                           f"          # {MARKER}: a demo that prints what `{name}` gives: print({name}(...))"]
     # The intro's numbered list of steps ("  8. `attention_entropy`: ..."): the new step, last, like the stub.
     i_start = next((i for i, line in enumerate(llines) if line.rstrip() in ("intro: |", "intro: |-")), None)
     if i_start is not None:
