@@ -151,7 +151,7 @@ class Grader:
                 card = scoring.build_scorecard(assignment, submission, checks, env, output=worker.output_text(),
                                                graded_at=graded_at, duration_s=time.monotonic() - started,
                                                figures=pictures)
-                return replace(card, problem=problem, diagnoses=scoring.exercise_diagnoses(checks, outcomes))
+                return replace(card, problem=problem, diagnoses=scoring.exercise_diagnoses(checks, outcomes, assignment))
         except StrictModeRefused:
             raise
         except Exception as exc:  # noqa: BLE001 - the grader's own crash still yields a (non-grade) card

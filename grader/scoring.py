@@ -106,7 +106,8 @@ def problem_results(assignment: AssignmentConfig, message: str, cuda: bool, stat
     return results
 
 
-def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Verdict]) -> tuple[ExerciseDiagnosis, ...]:
+def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Verdict],
+                       assignment: AssignmentConfig) -> tuple[ExerciseDiagnosis, ...]:
     """Each named mistake once per exercise, with the failed checks that show it, in card order.
 
     The checks keep their own ``diagnosis`` (which mistake); the sentence that explains it is said
@@ -120,9 +121,14 @@ def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Verdict
     named = tuple(ExerciseDiagnosis(exercise, d.id, d.title, texts[(exercise, d)], tuple(ids), d.also)
                   for (exercise, d), ids in found.items())
     # An exercise no known mistake explains: which property broke first, and the smallest input that shows it.
-    failed = {c.id for c in checks if c.status not in ("passed", "skipped")}
-    unnamed = tuple(ExerciseDiagnosis(o.exercise, UNNAMED_ID, "no known mistake fits", o.diagnosis_text, (o.check_id,))
-                    for o in outcomes if o.diagnosis is None and o.diagnosis_text and o.check_id in failed)
+    # Not for an exercise that looks like a placeholder: its gate's message is the cause, and "no known
+    # mistake fits" would send the student looking for a bug in code they have not written yet.
+    ungated = _ungated(list(outcomes), assignment)
+    sentences = {o.check_id: o for o in outcomes if o.diagnosis is None and o.diagnosis_text}
+    unnamed = tuple(ExerciseDiagnosis(c.exercise, UNNAMED_ID, "no known mistake fits", sentences[c.id].diagnosis_text,
+                                      (c.id,))
+                    for c in checks  # card order, as the named ones
+                    if c.id in sentences and c.status not in ("passed", "skipped") and c.exercise not in ungated)
     return named + unnamed
 
 

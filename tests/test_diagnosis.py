@@ -263,3 +263,30 @@ def test_nothing_is_said_where_no_answer_differs(corpus_cards, case_id):
     """A forbidden call with the right values, or weights within every tolerance: the check's own message says
     what it saw; no 'no known mistake fits' sentence is added."""
     assert corpus_cards[case_id].diagnoses == ()
+
+
+def test_a_placeholder_is_told_by_its_gate_not_by_no_known_mistake(tmp_path):
+    """Code that computes nothing fails its exercise's gate, which says so; a 'no known mistake fits' sentence
+    beside it would send the student hunting for a bug in code they have not written yet."""
+    from grader import api
+    from tests.corpus_cases import corpus
+
+    cases = [c for c in corpus("placeholders") if c.id in ("attention/placeholders/zeros", "attention/placeholders/ones")]
+    assert len(cases) == 2
+    with api.Grader("attention") as grader:
+        for case in cases:
+            card = grader.grade(case.write_submission(tmp_path / case.id.rsplit("/", 1)[1]))
+            gated = {c.exercise for c in card.checks if c.status == "failed" and "looks like a placeholder" in c.message}
+            assert gated, f"{case.id}: the placeholder should fail at least one exercise's gate"
+            said = [d.exercise for d in card.diagnoses if d.id == "unnamed" and d.exercise in gated]
+            assert not said, (case.id, said)
+
+
+def test_unnamed_sentences_follow_the_card_order(corpus_cards):
+    """Exercise diagnoses read top to bottom like the card: never a later exercise's sentence first."""
+    for case_id, card in corpus_cards.items():
+        order = {}
+        for c in card.checks:
+            order.setdefault(c.exercise, len(order))
+        unnamed = [order[d.exercise] for d in card.diagnoses if d.id == "unnamed"]
+        assert unnamed == sorted(unnamed), (case_id, [d.exercise for d in card.diagnoses])
