@@ -18,6 +18,7 @@ from typing import Callable, Iterator
 
 from grader.config import AssignmentConfig, Config
 from grader.exits import EXIT_FAILED, EXIT_OK
+from grader.export.text import stopped_by_problem
 from grader.notebook import matters
 from grader.scorecard import CheckResult, NotebookReport, Scorecard
 
@@ -98,7 +99,15 @@ def render(card: Scorecard, hidden: int, width: int = 100, verbose: bool = False
     lines = [f"grader check: {card.submission.file} (assignment {card.assignment})"]
     if card.grader_error:
         lines.append(f"The checks could not run (not your fault): {card.grader_error}")
-    for exercise, checks in _by_exercise(card.checks):
+    if card.problem:  # a file that cannot load: said first, once; the checks it stopped only refer to it
+        lines.append("")
+        lines += textwrap.wrap(f"✗ {card.problem}", width, subsequent_indent="  ")
+    stopped = stopped_by_problem(card)
+    if stopped is not None and stopped[0] == NOT_ATTEMPTED:
+        stopped = None  # nothing written yet: the exercises still to do are the useful list
+    if stopped is not None:
+        lines.append(f"  ({stopped[1]} checks could not run because of it.)")
+    for exercise, checks in _by_exercise(card.checks) if stopped is None else ():
         ran = [c for c in checks if c.status != "skipped"]
         if ran and all(c.message == NOT_ATTEMPTED for c in ran):
             lines.append(f"\n✗ {exercise}: not attempted yet (it still raises NotImplementedError; "

@@ -151,3 +151,15 @@ def test_a_dropped_statement_a_function_needs_is_always_listed() -> None:
     assert lines[1] == ("  ✗ cell 3, line 1: `scale = float(input())` - asks for input (`input()`), which nobody "
                         "types when grading; your function `f` uses `scale`, so it fails when called")
     assert lines[2] == "  1 demo statement in 1 cell is not run when grading; `grader check -v` lists them."
+
+
+
+def test_a_file_that_cannot_load_says_why_once_at_the_top(grade):
+    """Every check a load failure stopped refers to "the problem above": the table must say that problem,
+    once, before anything else, and not list a hundred checks that all say the same thing."""
+    card = grade("import torch\nraise RuntimeError('the data file is missing')\n")
+    assert card.problem and "the data file is missing" in card.problem
+    table = selfcheck.render(card, hidden=0)
+    assert table.count("the data file is missing") == 1, table
+    assert table.index("the data file is missing") < table.index("Visible checks"), table
+    assert "see the problem above" not in table and "checks could not run because of it" in table, table

@@ -97,7 +97,9 @@ def freeze_what_is_loaded() -> None:
 def warm_up_worker() -> None:
     """Everything a student's code may touch first: the judge's share, the meta device, nn."""
     warm_up_judge()  # set_num_threads(1) first: forked children of a multi-threaded torch deadlock
-    for name in ("torch.nn.functional", "torch.testing", "torch.special", "math", "fractions"):
+    # numpy.random: the child seeds it on every request (``rng``), and numpy loads it lazily, from a
+    # path the locked-down child may not be allowed to read (a kit whose numpy comes from a .pth entry).
+    for name in ("torch.nn.functional", "torch.testing", "torch.special", "math", "fractions", "numpy.random"):
         importlib.import_module(name)
     m = torch.empty(2, 3, 4, device="meta")
     (m @ m.mT).masked_fill(torch.ones(3, 3, dtype=torch.bool, device="meta"), 0.0)
