@@ -126,7 +126,7 @@ def test_an_override_that_stops_applying_is_in_the_audit_and_in_changes(tmp_path
     first = final.Stage(layout, rules)
     before = first.fresh(Row("bob", "graded", "bob.py", card="cards/bob.json"), card([0, 0], [3, 1]), None)
     assert before.score == 2
-    previous = final.read_card(layout, "bob")
+    previous = layout.read_card("bob")
     second = final.Stage(layout, rules)  # the student handed in another file: the entry is pinned to the old one
     after = second.fresh(Row("bob", "graded", "bob.py", card="cards/bob.json"), card([0, 0], [3, 1], "b" * 64),
                          previous)

@@ -10,7 +10,6 @@ card, ``merge`` on the joined cards with the late policy each shard recorded.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -108,14 +107,6 @@ def final_row(row: Row, card: Scorecard) -> Row:
     return replace(new, submitted_at=row.submitted_at, late=row.late)
 
 
-def read_card(layout: Layout, student: str) -> Scorecard | None:
-    """The student's card on disk, or None when there is none or it cannot be read."""
-    try:
-        return Scorecard.from_dict(json.loads(layout.card(student).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
 class Stage:
     """The final-card stage over one course folder for one run: each card made final, written once, its
     report drawn once, the audit logged; ``close`` writes the review list. ``report``/``view``: the
@@ -135,7 +126,7 @@ class Stage:
 
     def kept(self, row: Row) -> Row:
         """An unchanged student's card: rewritten (and its reports drawn) only when the final card moved."""
-        card = read_card(self.layout, row.student)
+        card = self.layout.read_card(row.student)
         if card is None:
             return row
         done = self._finish(row, card, card)

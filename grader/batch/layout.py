@@ -13,6 +13,7 @@ from typing import Any
 from grader import files, seeds
 from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.export.gradebook import Row
+from grader.scorecard import Scorecard
 from grader.version import __version__
 
 
@@ -60,6 +61,13 @@ class Layout:
 
     def card(self, student: str) -> Path:
         return self.cards / f"{student}.json"
+
+    def read_card(self, student: str) -> Scorecard | None:
+        """The student's card on disk, or None when there is none or it cannot be read."""
+        try:
+            return Scorecard.from_dict(json.loads(self.card(student).read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     def record(self, student: str) -> Path:
         return self.records / f"{student}.json"

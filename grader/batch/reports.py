@@ -4,7 +4,6 @@ penalty)."""
 
 from __future__ import annotations
 
-import json
 from typing import Protocol
 
 from grader.export.gradebook import Row
@@ -49,9 +48,8 @@ def keep_report(layout: Layout, row: Row, options: ReportChoice) -> None:
 
         if html.page_view(layout.report(row.student)) == options.view:
             return
-    try:
-        card = Scorecard.from_dict(json.loads(layout.card(row.student).read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+    card = layout.read_card(row.student)
+    if card is None:
         return
     write_report(layout, row.student, card, options.view, options.report)
 

@@ -313,7 +313,7 @@ def result_row(kind: str, payload: Any, entry: intake.Handin, sha: str, layout: 
         if stage is None:
             stage = final.Stage(layout, final.Rules(), options.report if options else None,
                                 options.view if options else "student")
-        previous = final.read_card(layout, student)  # before it is overwritten: the overrides it carried
+        previous = layout.read_card(student)  # before it is overwritten: the overrides it carried
         row = stamped(Row(student, "graded", entry.file, sha, card=f"cards/{student}.json"), entry)
         return stage.fresh(row, Scorecard.from_dict(json.loads(text)), previous)
     why = payload[1] if kind == "unreadable" else f"not graded: {payload[1]}"
