@@ -30,3 +30,16 @@ def test_a_check_without_the_marker_gives_the_plain_message_when_graded_in_proce
         row.message
     module = sys.modules.get("grader.checks.attention.test_scores_and_mask")
     assert module is not None and "@py_builtins" not in vars(module)  # imported as written, not rewritten
+
+
+def test_the_device_check_never_blames_the_device_for_an_error_the_cpu_raises_too(corpus_cards):
+    """causal_mask_float breaks attention on every device (``~`` on a float mask): the device check says the
+    CPU raises it too, not that the device is at fault; a real device bug is still named as one."""
+    card = corpus_cards["attention/mutants/causal_mask_float"]
+    stays = [c for c in card.checks if c.id.startswith("test_stays_on_the_inputs_device[") and c.status == "failed"]
+    assert stays, "causal_mask_float should break attention's device check too"
+    for c in stays:
+        assert "on CPU inputs as well" in c.message and "another device than the CPU" not in c.message, c.message
+    on_cpu = corpus_cards["attention/mutants/attention_mask_on_cpu"]
+    device = [c.message for c in on_cpu.checks if c.id == "test_stays_on_the_inputs_device[attention]"]
+    assert device and "device" in device[0] and "as well" not in device[0], device

@@ -292,9 +292,10 @@ def check_on_meta(student: StudentProxy, case: Case) -> list[Any]:
             ) from None
         if META_LIMITATIONS.search(text):
             return _device_kept_on_cpu(student, case)  # the grader's limitation: judged on the CPU instead
+        _fails_on_cpu_too(student, case, err)
         raise AssertionError(
             f"`{c.fn}` raised {err.exc_type} when its inputs were on another device than the CPU "
-            f"(\"{text[:160]}\"); it must work on whatever device its inputs are on"
+            f"(\"{text[:160]}\"), and works on CPU inputs; it must work on whatever device its inputs are on"
         ) from None
     for k, out in enumerate(outputs_of(value)):
         t = as_tensor(out, f"`{c.fn}`")
@@ -303,6 +304,18 @@ def check_on_meta(student: StudentProxy, case: Case) -> list[Any]:
             "outputs must stay on the inputs' device"
         )
     return outputs_of(value)
+
+
+def _fails_on_cpu_too(student: StudentProxy, case: Case, err: StudentError) -> None:
+    """An error on the other device that the CPU raises too is not about devices: say that, so this check
+    never blames the device for a bug another check already shows (the same inputs, on the CPU)."""
+    try:
+        student.call(case.fn, *case.args, **case.kwargs)
+    except StudentError as on_cpu:
+        if on_cpu.exc_type == err.exc_type:
+            raise AssertionError(
+                f"`{case.fn}` raises {err.exc_type} on CPU inputs as well (\"{str(on_cpu.reply.get('message', ''))[:160]}\"), "
+                "so whether it keeps to its inputs' device could not be checked; fix that error first") from None
 
 
 def _device_kept_on_cpu(student: StudentProxy, case: Case) -> list[Any]:
