@@ -160,7 +160,8 @@ def serve(conn: socket.socket) -> None:
 
 def prepare_fork() -> None:
     """What the grader process and its forked server both need, done once before the fork: one thread
-    (forked children of a multi-threaded torch deadlock), torch._check's sympy and autograd."""
+    (forked children of a multi-threaded torch deadlock), no ``torch._dynamo``, autograd. The worker's
+    own share (sympy, the meta device, nn) is warmed after the fork, while the judge starts."""
     warm_up_judge()
 
 

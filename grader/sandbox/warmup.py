@@ -2,9 +2,11 @@
 
 ``torch._check`` and autograd with explicit gradients import
 ``torch.fx.experimental.symbolic_shapes`` and sympy (~0.3 s of CPU here).
-The worker server pays for it before forking, so no sandboxed child does;
-the judge pays for what its checks use, in its own thread while the server
-starts, so the first submission does not.
+The worker server pays for it after it forks (beside the judge's own
+start), so no sandboxed child does. The judge avoids it on a grade: its
+checks pull reference gradients back from a scalar and find the worst entry
+without ``torch._check``; only a diagnosis replaying answers on the ``meta``
+device imports it there, when one is needed.
 
 ``masked_fill`` (and every elementwise op torch runs through its Python
 references) on the ``meta`` device used to import ``torch._dynamo`` (~0.8 s
@@ -71,15 +73,16 @@ def skip_dynamo_until_imported() -> int:
 
 
 def warm_up_judge() -> None:
-    """The judge's share: one thread (its tensors are tiny), torch._check and autograd."""
+    """The judge's share, done before the worker server forks: one thread (its tensors are tiny), no
+    ``torch._dynamo``, autograd from a scalar (the judge's reference gradients are pulled back that way).
+    Nothing here imports sympy: only the worker's children need it, and the server warms it after the
+    fork, beside the judge's own start."""
     torch.set_num_threads(1)
     skip_dynamo_until_imported()
-    importlib.import_module("torch.fx.experimental.symbolic_shapes")
     # A generator of its own: the global one is what the checks seed to build reference modules, and a judge
     # warming up in its thread must not move it under another judge of the same process (tests hold two).
     a = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0), requires_grad=True)
-    out = (a @ a.transpose(-2, -1)).softmax(-1)
-    torch.autograd.grad(out, a, torch.ones_like(out))
+    torch.autograd.grad((a @ a.transpose(-2, -1)).softmax(-1).sum(), a)
     freeze_what_is_loaded()
 
 
@@ -97,6 +100,12 @@ def freeze_what_is_loaded() -> None:
 def warm_up_worker() -> None:
     """Everything a student's code may touch first: the judge's share, the meta device, nn."""
     warm_up_judge()  # set_num_threads(1) first: forked children of a multi-threaded torch deadlock
+    # torch._check and autograd with explicit gradients (a child's vector-Jacobian products) import
+    # sympy through symbolic_shapes.
+    importlib.import_module("torch.fx.experimental.symbolic_shapes")
+    a = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(0), requires_grad=True)
+    out = (a @ a.transpose(-2, -1)).softmax(-1)
+    torch.autograd.grad(out, a, torch.ones_like(out))
     # numpy.random: the child seeds it on every request (``rng``), and numpy loads it lazily, from a
     # path the locked-down child may not be allowed to read (a kit whose numpy comes from a .pth entry).
     for name in ("torch.nn.functional", "torch.testing", "torch.special", "math", "fractions", "numpy.random"):
@@ -105,3 +114,4 @@ def warm_up_worker() -> None:
     (m @ m.mT).masked_fill(torch.ones(3, 3, dtype=torch.bool, device="meta"), 0.0)
     lin = torch.nn.Linear(4, 4)
     lin(torch.zeros(2, 4)).sum().backward()
+    freeze_what_is_loaded()  # again: sympy and the rest came after the judge's share froze
