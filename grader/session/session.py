@@ -22,32 +22,9 @@ from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.diagnosis.catalogue import CatalogueError, load_catalogue
 from grader.diagnosis.diagnose import Diagnoser
 from grader.sandbox.warmup import warm_up_judge
+from grader.session.hypothesis_config import quiet_hypothesis
 from grader.session.verdicts import CollectedCheck, Verdict, verdict_from, with_diagnoses
 from grader.session.plugin import ChecksBroken, Context, GraderPlugin, ReferenceFor, exercise_of, test_name, reference_source
-
-
-# Where hypothesis keeps its files (example database, constants and charmap caches): a path that can
-# never be a folder, so every write fails quietly (hypothesis catches it) and nothing is read back.
-HYPOTHESIS_HOME = Path("/dev/null/grader-hypothesis")
-
-
-def quiet_hypothesis() -> None:
-    """Make the property checks (hypothesis) write nothing: ``grader grade`` leaves only its outputs.
-
-    The ``grader`` settings profile has ``database=None`` (no example database), and hypothesis's
-    other caches (the constants it reads from a check's source) point at ``HYPOTHESIS_HOME``, where
-    nothing can be created; otherwise both land in ``.hypothesis/`` in whatever folder grading ran
-    from, and a cache a student left there would be read back. A kit without hypothesis (its
-    checks do not use it) has nothing to configure.
-    """
-    try:
-        from hypothesis import settings
-        from hypothesis.configuration import set_hypothesis_home_dir
-    except ImportError:
-        return
-    settings.register_profile("grader", database=None)
-    settings.load_profile("grader")
-    set_hypothesis_home_dir(HYPOTHESIS_HOME)
 
 
 class PlainImports:
@@ -171,6 +148,23 @@ class Judge:
         # Verdicts come from the exception objects: formatting tracebacks would only cost time.
         # (``--tb`` belongs to the terminal reporter, which the judge does not load.)
         config.option.tbstyle = "no"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
+        """A failed check's report without pytest's formatted traceback, which nothing here reads.
+
+        The verdict comes from the exception object (``GraderPlugin``); pytest's own report would
+        first cut and render the traceback (``repr_failure``: about a quarter of the judge's CPU on
+        a submission that fails many checks, ``bench/README.md``). Passes and skips, whose reports
+        are cheap and carry the skip's reason, go to pytest as usual.
+        """
+        excinfo = call.excinfo
+        if (excinfo is None or not isinstance(excinfo, pytest.ExceptionInfo)
+                or isinstance(excinfo.value, (pytest.skip.Exception, BaseExceptionGroup))):
+            return None
+        return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed",
+                                 f"{excinfo.typename}: {excinfo.value}", call.when, [], call.duration,
+                                 call.start, call.stop, user_properties=item.user_properties)
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         if not self._visible_only:

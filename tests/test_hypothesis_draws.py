@@ -1,0 +1,76 @@
+"""A student's property-check examples come from their seed alone, not from the grader's own source.
+
+hypothesis mixes the literals of every "local" module it finds loaded into what it draws, so an
+editable install of the grader (every ``grader`` module local) and a wheel (none) would draw other
+examples for the same seed. Each side runs in a fresh interpreter with a local module full of
+distinctive constants loaded or not; the judge's ``quiet_hypothesis`` must make the two agree.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+DRAW = """
+    import json, sys
+    sys.path.insert(0, sys.argv[1])
+    if sys.argv[2] == "quiet":
+        from grader.session.hypothesis_config import quiet_hypothesis
+        quiet_hypothesis()
+    else:
+        from hypothesis import settings
+        settings.register_profile("bare", database=None)
+        settings.load_profile("bare")
+    if sys.argv[3] == "with-constants":
+        import local_constants  # a module outside site-packages: hypothesis counts it as the user's code
+    from hypothesis import given, seed, settings, strategies as st
+    seen = []
+
+    @seed(20261126)
+    @settings(max_examples=60, derandomize=False)
+    @given(st.integers(), st.floats(allow_nan=False))
+    def draw(i, f):
+        seen.append([i, f])
+
+    draw()
+    print(json.dumps(seen))
+"""
+
+CONSTANTS = "".join(f"C{k} = {987654321 + 7919 * k}\nF{k} = {k}.123456789e7\n" for k in range(40))
+
+
+def draws(folder: Path, mode: str, constants: str) -> list:
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(DRAW), str(folder), mode, constants],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def local_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("user_code")
+    (folder / "local_constants.py").write_text(CONSTANTS)
+    return folder
+
+
+def test_local_constants_change_hypothesis_draws_without_the_grader(local_folder: Path) -> None:
+    """The control: the effect this module guards against is real with the hypothesis we install."""
+    bare = draws(local_folder, "bare", "without-constants")
+    assert bare != draws(local_folder, "bare", "with-constants")
+
+
+def test_the_judges_draws_do_not_depend_on_which_modules_are_local(local_folder: Path) -> None:
+    quiet = draws(local_folder, "quiet", "without-constants")
+    assert quiet == draws(local_folder, "quiet", "with-constants")
+
+
+def test_the_hook_replaced_exists_in_the_installed_hypothesis() -> None:
+    """If a hypothesis release renames its private hook, this says so instead of quietly scanning again."""
+    from grader.session.hypothesis_config import ignore_local_constants
+
+    assert ignore_local_constants() is True
