@@ -22,7 +22,7 @@ from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.diagnosis.catalogue import CatalogueError, load_catalogue
 from grader.diagnosis.diagnose import Diagnoser
 from grader.sandbox.warmup import warm_up_judge
-from grader.session.hypothesis_config import quiet_hypothesis
+from grader.session.hypothesis_setup import quiet_hypothesis
 from grader.session.verdicts import CollectedCheck, Verdict, verdict_from, with_diagnoses
 from grader.session.plugin import ChecksBroken, Context, GraderPlugin, ReferenceFor, exercise_of, test_name, reference_source
 
