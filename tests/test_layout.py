@@ -134,3 +134,11 @@ def test_no_two_modules_share_a_name_within_the_top_level():
     """``ls grader/`` shows each stage once: no module beside a package of the same name."""
     top = Counter(p.stem for p in GRADER.iterdir() if (p.suffix == ".py" or p.is_dir()) and p.name != "__pycache__")
     assert [name for name, n in top.items() if n > 1] == []
+
+
+def test_the_suites_longest_first_list_names_only_existing_modules():
+    """``tests/conftest.py`` schedules these modules first; a renamed module would silently lose its place."""
+    from tests.conftest import LONGEST_FIRST
+
+    tests = ROOT / "tests"
+    assert [m for m in LONGEST_FIRST if not (tests / f"{m}.py").exists()] == []

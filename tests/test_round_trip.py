@@ -10,6 +10,7 @@ torch again would only time pip. The course's own `grader` package is not visibl
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -34,8 +35,10 @@ def kit_python(release, tmp_path_factory) -> Path:
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              check=True, capture_output=True, text=True).stdout.strip()
     Path(purelib, "course-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # From a copy: pip builds in the source folder (build/, *.egg-info), and the shared release is read only.
+    source = shutil.copytree(release, venv.parent / "kit-source")
     subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    str(release)], check=True, capture_output=True, cwd=venv.parent)
+                    str(source)], check=True, capture_output=True, cwd=venv.parent)
     where = subprocess.run([str(python), "-c", "import grader; print(grader.__file__)"],
                            check=True, capture_output=True, text=True, cwd=venv.parent).stdout.strip()
     assert where.startswith(purelib), f"the fresh environment imports another grader: {where}"
