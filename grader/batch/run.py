@@ -98,10 +98,11 @@ SUBMISSIONS_PER_PROCESS = 4
 
 def default_jobs(todo: int, cores: int) -> int:
     """How many grader processes pay for themselves: one per ``SUBMISSIONS_PER_PROCESS`` submissions
-    still to grade, at most one per core. A process costs ~6.5 s of CPU to start (torch imported by it
-    and by its worker server, the checks collected) against ~0.3 s a grading, so a second one only pays
-    from a few submissions on. Measured on an otherwise idle 2-core VM (``bench/jobs.py``): 4 students
-    take 6.36 s with one process and 6.28 s with two, 8: 7.34 s and 6.84 s, 32: 13.35 s and 9.99 s."""
+    still to grade, at most one per core. A process costs ~2.2 s of CPU to start (its ``import torch``,
+    shared with its forked worker server, and the checks collected) against ~0.3 s a grading, so a second
+    one only pays from a few submissions on. Measured on an otherwise idle 2-core VM (``bench/jobs.py``):
+    2 students take 3.55 s with one process and 3.21 s with two, 3: 3.55 s and 3.59 s, 4: 3.55 s and
+    3.58 s (issue 24); before the server was forked, 8 took 7.34 s and 6.84 s, 32: 13.35 s and 9.99 s."""
     return max(1, min(cores, todo // SUBMISSIONS_PER_PROCESS))
 
 
