@@ -158,6 +158,7 @@ def graded_requests(grader: api.Grader, path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(StudentProxy, "start_recording", recording)
     card = grader.grade(path, **kw)
     monkeypatch.setattr(StudentProxy, "start_recording", start)
+    assert proxies, f"no check ran: {card.grader_error}"
     segments.append(proxies[-1].recorded())  # the last check's (the pictures' requests after it: public inputs)
     return card, segments
 
@@ -252,4 +253,4 @@ def test_reference_gets_full_marks_for_every_seed(graders: dict[str, api.Grader]
         seed = seeds.derive(SECRET, assignment, f"student-{i}")
         card = graders[assignment].grade(references[assignment], seed=seed)
         lost = [(c.exercise, c.id, c.message[:200]) for c in card.checks if c.score < c.max_score]
-        assert card.score == card.max_score and not lost, f"seed {seed}: {lost}"
+        assert card.score == card.max_score and not lost, f"seed {seed}: {card.grader_error or ''} {lost}"
