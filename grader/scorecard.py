@@ -12,6 +12,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Callable
 
 import fastjsonschema
@@ -218,6 +219,14 @@ class Scorecard:
             duration_s=data.get("duration_s", 0.0),
             schema_version=data["schema_version"],
         )
+
+
+def by_exercise(checks: Sequence[CheckResult]) -> list[tuple[str, list[CheckResult]]]:
+    """The checks grouped by exercise, in the card's order (the assignment's)."""
+    groups: dict[str, list[CheckResult]] = {}
+    for c in checks:
+        groups.setdefault(c.exercise, []).append(c)
+    return list(groups.items())
 
 
 def _check(data: dict[str, Any]) -> CheckResult:

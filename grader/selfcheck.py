@@ -14,13 +14,13 @@ import textwrap
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 from grader.config import AssignmentConfig, Config
 from grader.exits import EXIT_FAILED, EXIT_OK
 from grader.export.text import stopped_by_problem
 from grader.notebook import matters
-from grader.scorecard import CheckResult, NotebookReport, Scorecard
+from grader.scorecard import CheckResult, NotebookReport, Scorecard, by_exercise
 
 MARK = {"passed": "✓", "failed": "✗", "error": "✗", "timeout": "✗", "skipped": "–"}
 NOT_ATTEMPTED = "not attempted"
@@ -107,7 +107,7 @@ def render(card: Scorecard, hidden: int, width: int = 100, verbose: bool = False
         stopped = None  # nothing written yet: the exercises still to do are the useful list
     if stopped is not None:
         lines.append(f"  ({stopped[1]} checks could not run because of it.)")
-    for exercise, checks in _by_exercise(card.checks) if stopped is None else ():
+    for exercise, checks in by_exercise(card.checks) if stopped is None else ():
         ran = [c for c in checks if c.status != "skipped"]
         if ran and all(c.message == NOT_ATTEMPTED for c in ran):
             lines.append(f"\n✗ {exercise}: not attempted yet (it still raises NotImplementedError; "
@@ -157,13 +157,6 @@ def friendly_name(check: CheckResult) -> str:
     words = name.removeprefix("test_").replace("_", " ")
     extra = [p for p in params.rstrip("]").split("-") if p and p != check.exercise]
     return f"{words} ({', '.join(extra)})" if extra else words
-
-
-def _by_exercise(checks: tuple[CheckResult, ...]) -> Iterator[tuple[str, list[CheckResult]]]:
-    groups: dict[str, list[CheckResult]] = {}
-    for c in checks:
-        groups.setdefault(c.exercise, []).append(c)
-    yield from groups.items()
 
 
 def watch(path: Path, run_once: Callable[[], int], interval: float = 0.3,

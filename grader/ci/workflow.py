@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from grader import integrity
 from grader.export import views
 from grader.export.gradebook_csv import format_number
-from grader.scorecard import CheckResult, Integrity
+from grader.scorecard import CheckResult, Integrity, by_exercise
 from grader.ci.classroom import classroom_result
 from grader.ci.commands import command, printable
 from grader.exits import EXIT_OK
@@ -39,7 +39,7 @@ def annotations(o: Outcome) -> list[str]:
         if g.card.grader_error:
             errors.append(command("error", "the grader itself failed on this file (not your fault): this is not a "
                                            "grade; tell course staff", file=g.path, line=1, title="grader error"))
-        for exercise, checks in _by_exercise(g.card.checks):
+        for exercise, checks in by_exercise(g.card.checks):
             bad = [c for c in checks if c.status in PROBLEMS]
             if bad:
                 errors.append(_exercise_annotation(g, exercise, checks, bad))
@@ -200,7 +200,7 @@ def _file_section(g: Graded, o: Outcome) -> list[str]:
     if card.problem:  # said once here; each check's message refers to it
         lines += [f"❌ **Your file**: {md(card.problem)}", ""]
     lines += ["| exercise | points | checks passed |", "|:--|--:|--:|"]
-    for exercise, checks in _by_exercise(card.checks):
+    for exercise, checks in by_exercise(card.checks):
         ran = [c for c in checks if c.status != "skipped"]
         passed = sum(c.status == "passed" for c in ran)
         mark = "✅" if passed == len(ran) else "❌"
@@ -220,7 +220,7 @@ def _file_section(g: Graded, o: Outcome) -> list[str]:
     if failed:
         lines += ["#### Failed checks", ""]
     named = views.student_view(card).diagnoses  # a mistake only hidden checks showed is not named
-    for exercise, checks in _by_exercise(tuple(failed)):
+    for exercise, checks in by_exercise(tuple(failed)):
         lines += [f"**{md(exercise)}**: {md(d.text)}" for d in named if d.exercise == exercise]
         lines += [""] if any(d.exercise == exercise for d in named) else []
         for message, same in _same_message([c for c in checks if not views.is_hidden(c)]):
@@ -244,13 +244,6 @@ def _same_message(checks: list[CheckResult]) -> list[tuple[str, list[CheckResult
     groups: dict[str, list[CheckResult]] = {}
     for c in checks:
         groups.setdefault(c.message or c.status, []).append(c)
-    return list(groups.items())
-
-
-def _by_exercise(checks: tuple[CheckResult, ...]) -> list[tuple[str, list[CheckResult]]]:
-    groups: dict[str, list[CheckResult]] = {}
-    for c in checks:
-        groups.setdefault(c.exercise, []).append(c)
     return list(groups.items())
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from grader.scorecard import Scorecard
+from grader.scorecard import Scorecard, by_exercise
+from grader.words import clip
 
 ROW_STATUSES = ("graded", "missing", "error")
 
@@ -91,8 +92,7 @@ def zero_reason(card: Scorecard) -> str:
     else:
         failed = next((c for c in card.checks if c.status not in ("passed", "skipped")), None)
         text = f"no check passed; first: {failed.id}: {failed.message}" if failed else "no check passed"
-    line = " ".join(text.split())
-    return line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
+    return clip(" ".join(text.split()), REASON_CHARS)
 
 
 EXERCISE_REASON_CHARS = 120
@@ -102,19 +102,14 @@ def exercise_zeros(card: Scorecard) -> str:
     """Why each exercise that scored 0 of its points did, when the card as a whole did not score 0 (that is
     ``zero_reason``): ``softmax: 0/10, not attempted; causal_mask: 0/5, test_is_causal: <its message>``, so a
     zero cell of the gradebook is explained like a zero total. '' when no exercise is at 0."""
-    by_exercise: dict[str, list[Any]] = {}
-    for check in card.checks:
-        by_exercise.setdefault(check.exercise, []).append(check)
     parts = []
-    for exercise, checks in by_exercise.items():
+    for exercise, checks in by_exercise(card.checks):
         possible = round(sum(c.max_score for c in checks), 6)
         if possible == 0 or round(sum(c.score for c in checks), 6) != 0:
             continue
         messages = {" ".join(c.message.split()) for c in checks}
         failed = next((c for c in checks if c.status not in ("passed", "skipped")), checks[0])
         why = messages.pop() if len(messages) == 1 else f"{failed.id}: {failed.message}"
-        why = " ".join(why.split()) or failed.status
-        if len(why) > EXERCISE_REASON_CHARS:
-            why = why[: EXERCISE_REASON_CHARS - 1] + "…"
+        why = clip(" ".join(why.split()) or failed.status, EXERCISE_REASON_CHARS)
         parts.append(f"{exercise}: 0/{possible:g}, {why}")
     return "; ".join(parts)

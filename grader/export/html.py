@@ -27,7 +27,7 @@ from grader.export import views
 from grader.export import charts, text
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
-from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard
+from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard, by_exercise
 
 VIEWS = views.VIEWS
 REPORT_FORMATS = ("html", "pytest-json")  # what --report writes: this page, or grader.export.pytest_json
@@ -144,7 +144,7 @@ class ProblemGroup:
 
 def _problem_groups(card: Scorecard) -> list[ProblemGroup]:
     groups = []
-    for exercise, checks in text.by_exercise(card.checks):
+    for exercise, checks in by_exercise(card.checks):
         problems = [Problem(c, views.is_hidden(c)) for c in checks if c.status in PROBLEM_STATUSES]
         if problems:
             groups.append(ProblemGroup(exercise, text.diagnoses_of(card, exercise), text.shared_message(checks),

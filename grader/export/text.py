@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import textwrap
 
-from grader.scorecard import CheckResult, ExerciseDiagnosis, NotebookReport, Scorecard
+from grader.scorecard import CheckResult, ExerciseDiagnosis, NotebookReport, Scorecard, by_exercise
 
 SYMBOL = {"passed": "PASS", "failed": "FAIL", "error": "ERR ", "timeout": "TIME", "skipped": "SKIP"}
 SEE_DIAGNOSIS = "(likely mistake: see above)"
@@ -96,14 +96,6 @@ def exercise_override(checks: list[CheckResult]) -> str | None:
     assert o is not None
     was, now = sum(c.override.was for c in spread if c.override), sum(c.score for c in spread)
     return f"OVERRIDE exercise total {round(was, 6):g} -> {round(now, 6):g} by {o.by}: {o.reason}"
-
-
-def by_exercise(checks: tuple[CheckResult, ...] | list[CheckResult]) -> list[tuple[str, list[CheckResult]]]:
-    """The checks grouped by exercise, in the card's order (the assignment's)."""
-    groups: dict[str, list[CheckResult]] = {}
-    for c in checks:
-        groups.setdefault(c.exercise, []).append(c)
-    return list(groups.items())
 
 
 def diagnoses_of(card: Scorecard, exercise: str) -> list[ExerciseDiagnosis]:
