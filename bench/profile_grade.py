@@ -35,7 +35,8 @@ spent = {"checks": 0.0, "setup": 0.0, "teardown": 0.0, "judge": 0.0, "exchange":
 
 
 class Meter:
-    """Thread CPU inside the test functions, their set-up and tear-down."""
+    """Thread CPU inside the test functions (the judge's runner calls ``pytest_pyfunc_call`` through
+    ``item.runtest``); their fixtures' set-up and tear-down are timed around pytest's ``SetupState``."""
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_pyfunc_call(self, pyfuncitem):  # noqa: ANN201
@@ -43,17 +44,6 @@ class Meter:
         yield
         spent["checks"] += time.thread_time() - t
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_setup(self, item):  # noqa: ANN201
-        t = time.thread_time()
-        yield
-        spent["setup"] += time.thread_time() - t
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_teardown(self, item):  # noqa: ANN201
-        t = time.thread_time()
-        yield
-        spent["teardown"] += time.thread_time() - t
 
 
 def instrument() -> None:
@@ -82,6 +72,10 @@ def instrument() -> None:
         spent["child"] += client._cpu_seconds(child.pid)
         return kill(self, child)
 
+    from _pytest.runner import SetupState
+
+    SetupState.setup = timed("setup", SetupState.setup)
+    SetupState.teardown_exact = timed("teardown", SetupState.teardown_exact)
     checking.Judge._session = session
     checking.Judge._run_items = timed("judge", run_items)
     client.SubmissionWorker._exchange = timed("exchange", exchange)
@@ -113,7 +107,7 @@ def main() -> None:
     print(f"{n} warm grades on core {args.cpu}: {elapsed / n * 1000:.0f} ms wall each")
     print(f"judge process CPU            {judge_process / n * 1000:6.0f} ms")
     print(f"  judge thread (all checks)  {per['judge']:6.0f} ms")
-    print(f"    pytest per-test machinery {machinery:5.0f} ms")
+    print(f"    per-check machinery       {machinery:5.0f} ms (the runner, verdicts, diagnosis)")
     print(f"    fixtures set-up/tear-down {per['setup'] + per['teardown']:5.0f} ms")
     print(f"    inside the checks         {per['checks']:5.0f} ms, of which round trips to the child {per['exchange']:.0f} ms")
     print(f"sandboxed child CPU          {per['child']:6.0f} ms")

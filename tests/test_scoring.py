@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from grader.session import ChecksBroken, Verdict
-from grader.session.verdicts import report_verdict
+from grader.session.verdicts import check_verdict
 from grader.config import load_config
 from grader.scoring import check_results
 from tests.conftest import ROOT
@@ -58,21 +58,11 @@ def test_skipped_gpu_points_follow_the_config(policy, expected_max):
     assert gpu and all(r.score == 0 and r.max_score == expected_max for r in gpu)
 
 
-class _Report:
-    def __init__(self, outcome):
-        self.passed, self.skipped, self.failed = outcome == "passed", outcome == "skipped", outcome == "failed"
-        self.longrepr = None
-
-
 def test_a_pass_during_which_the_worker_crashed_does_not_count():
-    verdict = report_verdict(_Report("passed"), None, {"incident": True})
+    verdict = check_verdict(None, incident=True)
     assert verdict["status"] == "error"
 
 
 def test_a_bug_in_a_check_is_an_error_not_a_pass():
-    class Call:
-        class excinfo:  # noqa: N801 - mimics pytest's CallInfo.excinfo
-            value = KeyError("oops")
-
-    verdict = report_verdict(_Report("failed"), Call, {})
+    verdict = check_verdict(KeyError("oops"))
     assert verdict["status"] == "error" and "internal check error" in verdict["message"]

@@ -1,9 +1,9 @@
 """Stage 3: run the hidden checks (pytest) against the student proxy.
 
 The checks live in ``grader/checks/<assignment>/`` and are ordinary pytest tests. ``session`` keeps
-one pytest session open for many submissions (the ``Judge``); ``plugin`` gives the checks their
-fixtures and records what each test did; ``verdicts`` turns that into a ``Verdict`` in the lesson's
-words. ``tape`` holds the reference's recorded answers for the student kit.
+one pytest session open for many submissions (the ``Judge``); ``runner`` runs each check's phases
+through pytest's fixture machinery and keeps what ended it; ``plugin`` gives the checks their fixtures
+and turns that ending into a ``Verdict`` in the lesson's words (``verdicts``). ``tape`` holds the reference's recorded answers for the student kit.
 """
 
 from grader.session.plugin import ChecksBroken, Context, ReferenceFor, load_reference  # noqa: F401 - the API

@@ -19,7 +19,8 @@ from grader.sandbox.errors import StudentError
 from grader.sandbox.proxy import StudentProxy
 from grader.submission import Submission
 from grader.session.tape import Tape
-from grader.session.verdicts import NO_CUDA_MESSAGE, skip_reason, report_verdict, clip, unjudged_message
+from grader.session.runner import Ran
+from grader.session.verdicts import NO_CUDA_MESSAGE, Verdict, check_verdict, clip, unjudged_message
 
 
 class ChecksBroken(Exception):
@@ -45,6 +46,18 @@ class Context:
     worker: Any  # SubmissionWorker: its ``incidents`` count crashes and timeouts
     submission: Submission
     seed: int = 0  # this student's hidden inputs (``grader.seeds``); 0: the inputs written in the checks
+
+
+@dataclass(frozen=True)
+class CheckFacts:
+    """One collected check as its verdict names it; fixed for the judge's life."""
+
+    test: str  # function name, the key in assignments.yaml
+    check_id: str  # function name plus parameters
+    exercise: str
+    key: str  # ``check_key``: where it was collected from, what its RNG states derive from
+    visible: bool  # students see it: its inputs are the same for all and may be quoted
+    gpu_only: bool  # configured ``requires_cuda``: the only check that may stay skipped, on a machine without CUDA
 
 
 ReferenceFor = Callable[[str], Any]  # check id -> what its ``reference`` fixture hands it
@@ -79,6 +92,7 @@ class GraderPlugin:
         self._cuda = cuda
         self.diagnoser = diagnoser
         self.context: Context | None = None
+        self._known: dict[str, CheckFacts] = {}
 
     def _now(self) -> Context:
         if self.context is None:
@@ -114,53 +128,45 @@ class GraderPlugin:
     def cuda_available(self) -> bool:
         return self._cuda
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_protocol(self, item: pytest.Item) -> None:
-        item.user_properties.clear()  # the same item runs once per submission
-        if self.context is not None:
-            # A failed check's diagnosis replays only its own requests; its RNG states are its own (``rng``).
-            self.context.student.start_recording(check_key(item), self._salt(item))
+    def _facts(self, item: pytest.Item) -> CheckFacts:
+        """What a check's verdict needs to know about it, read from its markers and the config once per judge."""
+        facts = self._known.get(item.nodeid)
+        if facts is None:
+            exercise, test = exercise_of(item), test_name(item)
+            cfg = self._collected_for.check(exercise, test)
+            own = self._assignment.check(exercise, test)
+            facts = CheckFacts(test, item.nodeid.rsplit("::", 1)[-1], exercise, check_key(item),
+                               visible=cfg is None or cfg.visibility == "visible",
+                               gpu_only=own is not None and own.requires_cuda)
+            self._known[item.nodeid] = facts
+        return facts
 
-    def _visible(self, item: pytest.Item) -> bool:
-        """Whether students see this check: its inputs are then the same for all (salt 0) and may be quoted."""
-        cfg = self._collected_for.check(exercise_of(item), test_name(item))
-        return cfg is None or cfg.visibility == "visible"
+    def begin(self, item: pytest.Item) -> None:
+        """As each check starts: a failed check's diagnosis replays only its own requests, and its RNG states are
+        its own (``rng``)."""
+        self._now().student.start_recording(self._facts(item).key, self._salt(item))
 
     def _salt(self, item: pytest.Item) -> int:
         """The student's seed for a hidden check's RNG states; 0 for a visible one, whose answers must be the
         same in the student kit (which has no seed) as in the course's grader."""
-        return self.context.seed if self.context is not None and not self._visible(item) else 0
+        return self.context.seed if self.context is not None and not self._facts(item).visible else 0
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item):  # noqa: ANN201 - pytest hookwrapper
-        worker = self._now().worker
-        before = worker.incidents
-        outcome = yield
-        if outcome.excinfo is None and worker.incidents != before:
-            # The check passed, but the worker crashed or timed out inside it: fail closed.
-            item.user_properties.append(("incident", True))
-
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):  # noqa: ANN201
-        outcome = yield
-        report = outcome.get_result()
-        if report.when == "setup":
-            marker = item.get_closest_marker("exercise")
-            item.user_properties.append(("exercise", marker.args[0] if marker else ""))
-            if report.skipped:
-                item.user_properties.append(("verdict", self._judged(item, {"status": "skipped",
-                                                                            "message": skip_reason(report)})))
-        if report.when != "call":
-            return
-        verdict = self._judged(item, report_verdict(report, call, dict(item.user_properties)))
+    def verdict(self, item: pytest.Item, ran: Ran, incident: bool) -> Verdict:
+        """The check's verdict from how it ended (``runner.run_item``); ``incident``: the worker crashed or timed
+        out inside it, so a pass does not count."""
+        facts = self._facts(item)
+        verdict = self._judged(facts, check_verdict(ran.error, incident))
+        requests: tuple = ()
+        diagnosable, visible = False, True
         if self.diagnoser is not None and self.context is not None:
-            verdict["requests"] = tuple(self.context.student.recorded())  # settling the card may replay them
-            exc = call.excinfo.value if call.excinfo else None
-            verdict["diagnosable"] = verdict["status"] in ("failed", "error") and isinstance(exc, (AssertionError, StudentError))
-            verdict["visible"] = self._visible(item)  # only a visible check's inputs may be quoted as evidence
-        item.user_properties.append(("verdict", verdict))
+            requests = tuple(self.context.student.recorded())  # settling the card may replay them
+            diagnosable = verdict["status"] in ("failed", "error") and isinstance(ran.error, (AssertionError, StudentError))
+            visible = facts.visible  # only a visible check's inputs may be quoted as evidence
+        return Verdict(test=facts.test, check_id=facts.check_id, exercise=facts.exercise, status=verdict["status"],
+                       message=verdict["message"], duration_s=round(ran.duration, 6), requests=requests,
+                       diagnosable=diagnosable, visible=visible)
 
-    def _judged(self, item: pytest.Item, verdict: dict[str, Any]) -> dict[str, Any]:
+    def _judged(self, facts: CheckFacts, verdict: dict[str, Any]) -> dict[str, Any]:
         """Only a GPU-only check on a machine without CUDA may stay ``skipped``; any other skip fails.
 
         A check that skips could not be judged (NaN in the student's output, no row that is a
@@ -170,8 +176,7 @@ class GraderPlugin:
         """
         if verdict["status"] != "skipped":
             return verdict
-        cfg = self._assignment.check(exercise_of(item), test_name(item))
-        if cfg is not None and cfg.requires_cuda and not self._cuda:
+        if facts.gpu_only and not self._cuda:
             return {"status": "skipped", "message": NO_CUDA_MESSAGE}
         return {"status": "failed", "message": clip(unjudged_message(verdict["message"]))}
 

@@ -23,7 +23,8 @@ from grader.diagnosis.catalogue import CatalogueError, load_catalogue
 from grader.diagnosis.diagnose import Diagnoser
 from grader.sandbox.warmup import warm_up_judge
 from grader.session.hypothesis_setup import quiet_hypothesis
-from grader.session.verdicts import CollectedCheck, Verdict, verdict_from, with_diagnoses
+from grader.session.runner import run_item
+from grader.session.verdicts import CollectedCheck, Verdict, with_diagnoses
 from grader.session.plugin import ChecksBroken, Context, GraderPlugin, ReferenceFor, exercise_of, test_name, reference_source
 
 
@@ -88,8 +89,9 @@ class Judge:
     are paid once; each submission then runs the same collected items with
     its own ``Context``. pytest drives its own loop, so the session lives in
     a thread whose ``pytest_runtestloop`` takes submissions from a queue;
-    ``run`` hands one over and waits for its outcomes, which the judge
-    records from pytest's own reports (``pytest_runtest_logreport``).
+    ``run`` hands one over and waits for its verdicts. Each check's phases are
+    driven by the judge through pytest's fixture machinery (``runner``), not
+    by pytest's per-test protocol, whose hooks and reports it never read.
     """
 
     def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None, *,
@@ -125,8 +127,6 @@ class Judge:
         self._inbox: queue.Queue[Context | None] = queue.Queue()
         self._outbox: queue.Queue[list[Verdict] | BaseException] = queue.Queue()
         self._collect_errors: list[str] = []
-        self._durations: dict[str, float] = {}
-        self._outcomes: list[Verdict] = []
         self._collected: list[CollectedCheck] | None = None
         self._collected_ready = threading.Event()  # set once collection ends, or the session does
         self._exit: int | None = None
@@ -142,29 +142,6 @@ class Judge:
                 self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
         finally:
             self._collected_ready.set()  # a session that never collected must not leave ``collected`` waiting
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_configure(self, config: pytest.Config) -> None:
-        # Verdicts come from the exception objects: formatting tracebacks would only cost time.
-        # (``--tb`` belongs to the terminal reporter, which the judge does not load.)
-        config.option.tbstyle = "no"
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> pytest.TestReport | None:
-        """A failed check's report without pytest's formatted traceback, which nothing here reads.
-
-        The verdict comes from the exception object (``GraderPlugin``); pytest's own report would
-        first cut and render the traceback (``repr_failure``: about a quarter of the judge's CPU on
-        a submission that fails many checks, ``bench/README.md``). Passes and skips, whose reports
-        are cheap and carry the skip's reason, go to pytest as usual.
-        """
-        excinfo = call.excinfo
-        if (excinfo is None or not isinstance(excinfo, pytest.ExceptionInfo)
-                or isinstance(excinfo.value, (pytest.skip.Exception, BaseExceptionGroup))):
-            return None
-        return pytest.TestReport(item.nodeid, item.location, dict.fromkeys(item.keywords, 1), "failed",
-                                 f"{excinfo.typename}: {excinfo.value}", call.when, [], call.duration,
-                                 call.start, call.stop, user_properties=item.user_properties)
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         if not self._visible_only:
@@ -213,22 +190,24 @@ class Judge:
         return True
 
     def _run_items(self, session: pytest.Session, context: Context) -> list[Verdict]:
-        self.plugin.context, self._durations, self._outcomes = context, {}, []
+        self.plugin.context = context
         try:
             items = session.items
+            outcomes = []
             for i, item in enumerate(items):
                 # The next item is items[0] after the last: session-scoped fixtures stay warm.
-                nextitem = items[i + 1] if i + 1 < len(items) else items[0]
-                item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
-            return with_diagnoses(self._outcomes, self.plugin.diagnoser)
+                outcomes.append(self._run_item(item, items[i + 1] if i + 1 < len(items) else items[0], context))
+            return with_diagnoses(outcomes, self.plugin.diagnoser)
         finally:
             self.plugin.context = None
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._durations[report.nodeid] = self._durations.get(report.nodeid, 0.0) + report.duration
-        if report.when == "teardown":
-            self._outcomes.append(verdict_from(report.nodeid, dict(report.user_properties),
-                                           self._durations.pop(report.nodeid)))
+    def _run_item(self, item: pytest.Item, nextitem: pytest.Item, context: Context) -> Verdict:
+        """One check, its phases driven here rather than by pytest's per-test protocol (``runner``)."""
+        self.plugin.begin(item)
+        before = context.worker.incidents
+        ran = run_item(item, nextitem)
+        # A pass during which the worker crashed or timed out does not count: fail closed.
+        return self.plugin.verdict(item, ran, incident=context.worker.incidents != before)
 
     def run(self, context: Context) -> list[Verdict]:
         """Run every hidden check against ``context``; one Verdict per test."""

@@ -8,12 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pytest
-
 from grader import words
 from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, Known, diagnosis, representative
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.scorecard import Diagnosis
+from grader.session.runner import skip_message
 from grader.session.tape import TapeMiss
 
 
@@ -57,54 +56,33 @@ def unjudged_message(reason: str) -> str:
     return reason if reason.startswith(UNJUDGED_PREFIX) else UNJUDGED_PREFIX + reason
 
 
-def skip_reason(report: pytest.TestReport) -> str:
-    longrepr = report.longrepr
-    if isinstance(longrepr, tuple) and len(longrepr) == 3:
-        return str(longrepr[2]).removeprefix("Skipped: ")
-    return "skipped"
-
-
-def report_verdict(report: pytest.TestReport, call: pytest.CallInfo, props: dict) -> dict[str, Any]:
-    if report.skipped:
-        return {"status": "skipped", "message": skip_reason(report)}
-    if report.passed:
-        if props.get("incident"):
+def check_verdict(error: BaseException | None, incident: bool = False) -> dict[str, Any]:
+    """The status and message of a check that ended with ``error`` (None: it passed); ``incident``: the worker
+    crashed or timed out while it ran, so a pass does not count (fail closed)."""
+    if error is None:
+        if incident:
             return {"status": "error", "message": "the worker crashed or timed out during this check"}
         return {"status": "passed", "message": ""}
-    exc = call.excinfo.value if call.excinfo else None
-    if isinstance(exc, NotAttempted):
+    skipped = skip_message(error)
+    if skipped is not None:
+        return {"status": "skipped", "message": skipped}
+    if isinstance(error, NotAttempted):
         return {"status": "failed", "message": "not attempted"}
-    if isinstance(exc, StudentTimeout):
-        return {"status": "timeout", "message": clip(exc.student_message())}
-    if isinstance(exc, StudentProblem):
-        return {"status": exc.status, "message": clip(exc.student_message())}
-    if isinstance(exc, AssertionError):
-        return {"status": "failed", "message": clip(str(exc).strip() or "the check failed")}
-    if isinstance(exc, TapeMiss):
-        return {"status": "error", "message": clip(f"the grader could not run this check: {exc}")}
+    if isinstance(error, StudentTimeout):
+        return {"status": "timeout", "message": clip(error.student_message())}
+    if isinstance(error, StudentProblem):
+        return {"status": error.status, "message": clip(error.student_message())}
+    if isinstance(error, AssertionError):
+        return {"status": "failed", "message": clip(str(error).strip() or "the check failed")}
+    if isinstance(error, TapeMiss):
+        return {"status": "error", "message": clip(f"the grader could not run this check: {error}")}
     # A bug in a check itself, not in the submission: no points, and say so.
-    return {"status": "error", "message": clip(f"internal check error ({type(exc).__name__}: {exc}); please report this")}
+    return {"status": "error", "message": clip(f"internal check error ({type(error).__name__}: {error}); please report this")}
 
 
 def clip(text: str, limit: int = MAX_MESSAGE) -> str:
     """A message cut to what a card keeps."""
     return words.clip(text, max(limit, 200))
-
-
-def verdict_from(nodeid: str, props: dict[str, Any], duration: float) -> Verdict:
-    check_id = nodeid.rsplit("::", 1)[-1]
-    verdict = props.get("verdict") or {"status": "error", "message": "the check recorded no result"}
-    return Verdict(
-        test=check_id.split("[", 1)[0],
-        check_id=check_id,
-        exercise=str(props.get("exercise", "")),
-        status=str(verdict["status"]),
-        message=str(verdict["message"]),
-        duration_s=round(duration, 6),
-        requests=tuple(verdict.get("requests", ())),
-        diagnosable=bool(verdict.get("diagnosable")),
-        visible=bool(verdict.get("visible", True)),
-    )
 
 
 def with_diagnoses(outcomes: list[Verdict], diagnoser: Diagnoser | None) -> list[Verdict]:
