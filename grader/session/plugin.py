@@ -120,11 +120,12 @@ class GraderPlugin:
         so visible checks (and the kit's recorded answers) keep the same inputs for everyone."""
         return self._now().seed
 
-    @pytest.fixture
+    # The two below are the same for the judge's whole life: built once, not once per check and submission.
+    @pytest.fixture(scope="session")
     def assignment(self) -> AssignmentConfig:
         return self._assignment
 
-    @pytest.fixture
+    @pytest.fixture(scope="session")
     def cuda_available(self) -> bool:
         return self._cuda
 
