@@ -93,6 +93,7 @@ class GraderPlugin:
         self.diagnoser = diagnoser
         self.context: Context | None = None
         self._known: dict[str, CheckFacts] = {}
+        self._checking: str | None = None  # the node id of the check running now (``begin``)
 
     def _now(self) -> Context:
         if self.context is None:
@@ -107,8 +108,12 @@ class GraderPlugin:
         return self._now().student
 
     @pytest.fixture
-    def reference(self, request: pytest.FixtureRequest) -> Any:
-        return self._reference(request.node.nodeid)
+    def reference(self) -> Any:
+        # The check's id from ``begin``, not from pytest's ``request``: each fixture asking for ``request``
+        # makes pytest build a fixture definition and inspect a signature, per check and submission.
+        if self._checking is None:
+            raise ChecksBroken("a check asked for the reference outside a grading")
+        return self._reference(self._checking)
 
     @pytest.fixture
     def submission(self) -> Submission:
@@ -120,12 +125,11 @@ class GraderPlugin:
         so visible checks (and the kit's recorded answers) keep the same inputs for everyone."""
         return self._now().seed
 
-    # The two below are the same for the judge's whole life: built once, not once per check and submission.
-    @pytest.fixture(scope="session")
+    @pytest.fixture
     def assignment(self) -> AssignmentConfig:
         return self._assignment
 
-    @pytest.fixture(scope="session")
+    @pytest.fixture
     def cuda_available(self) -> bool:
         return self._cuda
 
@@ -145,6 +149,7 @@ class GraderPlugin:
     def begin(self, item: pytest.Item) -> None:
         """As each check starts: a failed check's diagnosis replays only its own requests, and its RNG states are
         its own (``rng``)."""
+        self._checking = item.nodeid
         self._now().student.start_recording(self._facts(item).key, self._salt(item))
 
     def _salt(self, item: pytest.Item) -> int:
