@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import dataclasses
 import io
 import json
 from datetime import datetime, timezone
@@ -114,6 +115,37 @@ def test_the_progress_line_shows_the_final_score(tmp_path: Path) -> None:
     assert "[1/1] bob: 1.6/4" in stream.getvalue()
     on_disk = scorecard.Scorecard.from_dict(json.loads(layout.card("bob").read_text()))
     assert on_disk.final_score == 1.6 and on_disk.score == 2  # written once, already final
+
+
+def test_a_card_nothing_changed_is_written_as_the_grader_process_sent_it(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """No override and no late policy: the text the grader process sent is the file, not serialised
+    again; once the stage changes the card, the file is the final card's own text."""
+    layout = Layout(tmp_path / "out")
+    layout.prepare()
+    handin = intake.Handin("bob", tmp_path / "bob.py", "bob.py", "")
+    graded = card([1, 0], [1, 1])
+    text = scorecard.to_valid_json(graded)
+    real_write = scorecard.write
+    monkeypatch.setattr(scorecard, "write", lambda *_: pytest.fail("serialised again"))
+    row = run.result_row("card", ("bob", text, False), handin, SHA, layout, None, final.Stage(layout, final.Rules()))
+    assert layout.card("bob").read_text() == text and row.score == 1
+    monkeypatch.setattr(scorecard, "write", real_write)
+    stage = final.Stage(layout, late_rules([]))
+    row = run.result_row("card", ("bob", text, False), handin, SHA, layout, None, stage)
+    written = layout.card("bob").read_text()
+    on_disk = scorecard.Scorecard.from_dict(json.loads(written))
+    assert written == scorecard.to_valid_json(on_disk) != text
+    assert on_disk.late["penalty_percent"] == 20 and row.score == on_disk.final_score == 0.8
+    # An entry that does not apply (the submission changed) still rebuilds the scores: an int 1 becomes
+    # 1.0, an equal card written differently, so the file is the final card's text, not the grader's.
+    whole = dataclasses.replace(graded, score=1, max_score=2)
+    text = scorecard.to_valid_json(whole)
+    stage = final.Stage(layout, final.Rules(final.group([entry(1, "test_1", sha="b" * 64)]), FINGERPRINTS))
+    run.result_row("card", ("bob", text, False), handin, SHA, layout, None, stage)
+    written = layout.card("bob").read_text()
+    assert '"score": 1.0,' in written and written == scorecard.to_valid_json(scorecard.Scorecard.from_dict(
+        json.loads(written))) != text
 
 
 # ------------------------------------------------------------------ an override that stops applying

@@ -82,15 +82,17 @@ def finish(card: Scorecard, student: str, submitted_at: str, rules: Rules,
 
     Pure and idempotent: the card is first returned to its graded scores, so a final card finished
     again is the same card. ``previous`` is the student's card before this run (for an unchanged student,
-    ``card`` itself): an override it carried that no longer applies is reported in ``events``."""
+    ``card`` itself): an override it carried that no longer applies is reported in ``events``. A card
+    the stage leaves untouched is returned as it is (the same object; ``Stage.fresh`` relies on it)."""
     entries = rules.overrides.get(student, ())
     if entries or any(c.override for c in card.checks):
         new, applied, reviews = apply_overrides.apply(card, entries, rules.check_fingerprints)
     else:
         new, applied, reviews = card, [], []
     events = apply_overrides.audit_events(student, card, new, applied, reviews, card if previous is None else previous)
-    return Final(replace(new, late=_late(new, student, submitted_at, rules)), tuple(applied), tuple(reviews),
-                 tuple(events))
+    late = _late(new, student, submitted_at, rules)
+    done = new if late is None and new.late is None else replace(new, late=late)  # untouched: ``card`` itself
+    return Final(done, tuple(applied), tuple(reviews), tuple(events))
 
 
 def _late(card: Scorecard, student: str, submitted_at: str, rules: Rules) -> dict[str, Any] | None:
@@ -117,10 +119,21 @@ class Stage:
         self.reviews: list[Review] = []
         self.stopped: dict[str, tuple[str, ...]] = {}  # student -> what stopped applying (changes.csv's reason)
 
-    def fresh(self, row: Row, card: Scorecard, previous: Scorecard | None) -> Row:
-        """A card a grader process just made (``previous``: the student's card before it, if any)."""
+    def fresh(self, row: Row, card: Scorecard, previous: Scorecard | None, text: str | None = None) -> Row:
+        """A card a grader process just made (``previous``: the student's card before it, if any).
+
+        ``text``: that card as the grader process wrote it (``scorecard.to_valid_json``: checked against
+        the schema there, and read back into ``card`` here). When the stage left the card untouched (no
+        override entry, no late policy: ``finish`` returns ``card`` itself), the file is that text: the
+        bytes ``scorecard.write`` would write (a card's JSON read back and written again is the same
+        text), without serialising 40 KB again. Only identity will do: applying entries rebuilds the
+        scores, and an equal card can still be written differently (an int 5 that became 5.0).
+        """
         done = self._finish(row, card, previous)
-        scorecard.write(done.card, self.layout.card(row.student))
+        if text is not None and done.card is card:
+            write_atomically(self.layout.card(row.student), text)
+        else:
+            scorecard.write(done.card, self.layout.card(row.student))
         self._draw(row.student, done.card)
         return final_row(row, done.card)
 

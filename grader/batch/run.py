@@ -316,6 +316,6 @@ def result_row(kind: str, payload: Any, entry: intake.Handin, sha: str, layout: 
                                 options.view if options else "student")
         previous = layout.read_card(student)  # before it is overwritten: the overrides it carried
         row = stamped(Row(student, "graded", entry.file, sha, card=f"cards/{student}.json"), entry)
-        return stage.fresh(row, Scorecard.from_dict(json.loads(text)), previous)
+        return stage.fresh(row, Scorecard.from_dict(json.loads(text)), previous, text)
     why = payload[1] if kind == "unreadable" else f"not graded: {payload[1]}"
     return stamped(Row(student, "error", entry.file, sha, message=why), entry)
