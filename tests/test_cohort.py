@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import hashlib
 import io
 import json
 import re
@@ -455,6 +456,49 @@ def test_a_rerun_retokenises_only_changed_files(tmp_path: Path, monkeypatch: pyt
     assert len(seen) == 3 and "X = 1" in seen[0]  # b, then the starter code: the stub, the release notebook's
     merged = similarity.merge_stores([{"students": {"a": first["students"]["a"]}, "boilerplate": ""}, second])
     assert list(merged["students"]) == ["a", "b"] and merged["boilerplate"] == second["boilerplate"]
+
+
+def test_each_distinct_file_is_tokenised_once_with_the_same_tokens(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies (the same bytes, the same suffix) share one tokenisation; every student still gets the
+    entry their own file would give, as a dict of their own."""
+    alternative = all_alternatives()
+    files = {"a": ("a.py", REFERENCE), "b": ("b.py", REFERENCE), "c": ("c.py", alternative), "d": ("d.py", REFERENCE),
+             "e": ("e.ipynb", release_notebook(REFERENCE)), "f": ("f.ipynb", release_notebook(REFERENCE))}
+    for name, text in files.values():
+        (tmp_path / name).write_text(text)
+    seen: list[str] = []
+    real = similarity.tokens
+    monkeypatch.setattr(similarity, "tokens", lambda source: seen.append(source) or real(source))
+    store = similarity.build_store({s: tmp_path / name for s, (name, _) in files.items()}, None, {})
+    assert len(seen) == 3  # the reference, the alternative, the notebook's code; no stub: no starter code
+    for student, (name, _) in files.items():
+        path = tmp_path / name
+        own = {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "tokens": real(similarity.source_of(path))}
+        assert store["students"][student] == own, student
+    assert store["students"]["a"] is not store["students"]["b"]
+
+
+def test_students_with_the_same_tokens_share_a_print_and_get_the_same_shares() -> None:
+    """The pair matrix is computed once per distinct token stream and spread to the students: the
+    numbers are those of every student compared as a file of their own."""
+    import copy
+
+    import numpy as np
+
+    sources = [c.source() for c in corpus("mutants") + corpus("alternatives") if c.assignment == "attention"][:5]
+    streams = [similarity.tokens(s) for s in sources]
+    texts = {f"s{i:02d}": streams[i % len(streams)] for i in range(12)}  # each stream two or three times
+    texts["s99"] = streams[0] + "V=V"  # one of its own, near the first
+    boilerplate = similarity.tokens(STUB.read_text())
+    prints, skipped = similarity._fingerprints(texts, boilerplate, similarity.NOISE)
+    assert not skipped and prints["s00"] is prints["s05"] and len({id(p) for p in prints.values()}) == 6
+    alone = {name: copy.copy(p) for name, p in prints.items()}  # one print per student, as before the memo
+    shared = similarity.similarity_matrix(prints, similarity.NOISE)
+    assert np.array_equal(shared, similarity.similarity_matrix(alone, similarity.NOISE))
+    assert shared[0, 5] == shared[5, 0] == 1.0 and shared[0, 0] == 0.0  # copies: all of each; never itself
+    pairs, _ = similarity.compare(texts, boilerplate, threshold=0.0)
+    assert len(pairs) == len(texts) * (len(texts) - 1) // 2
 
 
 def test_a_huge_file_is_not_tokenised_and_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
