@@ -10,6 +10,7 @@ import pytest
 from grader.session import ChecksBroken, Verdict
 from grader.session.verdicts import check_verdict
 from grader.config import load_config
+from grader.json_text import dumps_indented
 from grader.scoring import check_results
 from tests.conftest import ROOT
 
@@ -188,11 +189,11 @@ def test_dumps_indented_writes_what_json_dumps_writes():
     rng = random.Random(2026)
     for _ in range(2000):
         value = json_values(rng)
-        assert sc.dumps_indented(value) == json.dumps(value, indent=2, allow_nan=False)
+        assert dumps_indented(value) == json.dumps(value, indent=2, allow_nan=False)
     odd_keys = {1: [1, {2.5: "x", True: None}], "a": {None: 1}}  # json.dumps turns them into strings
-    assert sc.dumps_indented(odd_keys) == json.dumps(odd_keys, indent=2, allow_nan=False)
+    assert dumps_indented(odd_keys) == json.dumps(odd_keys, indent=2, allow_nan=False)
     for bad in (float("nan"), [1.0, float("inf")], {"a": [{"b": float("-inf")}]}):
         with pytest.raises(ValueError):
-            sc.dumps_indented(bad)
+            dumps_indented(bad)
     with pytest.raises(TypeError):
-        sc.dumps_indented({"a": [object()]})
+        dumps_indented({"a": [object()]})
