@@ -13,15 +13,15 @@ child reads them, replies with a deadline as the judge reads them).
 
 `--baseline PATH` also times another copy of protocol.py (say the original, saved aside before
 a change) in the same run, rounds interleaved, and prints its figures and the ratio
-baseline / current. `--save F` writes the captured requests as a pickled list of encoded
-bodies; `--traffic F` reads such a file instead of grading (quicker when repeating).
+baseline / current. `--save F` writes the captured requests as length-prefixed frames (the wire's own
+format, no pickle); `--traffic F` reads such a file instead of grading (quicker when repeating).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import pickle
+import io
 import socket
 import statistics
 import sys
@@ -123,11 +123,20 @@ def socketpair(largest: int) -> tuple[socket.socket, socket.socket]:
     return pair
 
 
+def read_frames(data: bytes) -> list[bytes]:
+    """The frame bodies ``--save`` wrote, in order."""
+    stream, bodies = io.BytesIO(data), []
+    while header := stream.read(protocol.FRAME_LENGTH.size):
+        (length,) = protocol.FRAME_LENGTH.unpack(header)
+        bodies.append(stream.read(length))
+    return bodies
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--baseline", help="another protocol.py to time alongside, interleaved")
-    parser.add_argument("--traffic", help="a pickled list of encoded requests (from --save) instead of grading")
+    parser.add_argument("--traffic", help="the requests as frames (from --save) instead of grading")
     parser.add_argument("--save", help="write the captured requests here")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -136,11 +145,11 @@ def main() -> None:
         path = Path(args.traffic)
         if not path.exists():
             parser.error(f"{path} does not exist (leave out --traffic to grade the reference for it)")  # exit 2
-        raw = pickle.loads(path.read_bytes())
+        raw = read_frames(path.read_bytes())
     else:
         raw = capture_requests()
     if args.save:
-        Path(args.save).write_bytes(pickle.dumps(raw))
+        Path(args.save).write_bytes(b"".join(protocol.FRAME_LENGTH.pack(len(b)) + b for b in raw))
     requests = [protocol.decode(b) for b in raw]
     replies = compute_replies([protocol.decode(b) for b in raw])  # fresh copies: calls may mutate inputs
     traffic = {"requests": requests, "replies": replies}

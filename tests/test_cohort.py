@@ -480,7 +480,7 @@ def test_each_distinct_file_is_tokenised_once_with_the_same_tokens(tmp_path: Pat
 
 
 def test_students_with_the_same_tokens_share_a_print_and_get_the_same_shares() -> None:
-    """The pair matrix is computed once per distinct token stream and spread to the students: the
+    """Students with the same token stream share one fingerprint, made once: the pair matrix's
     numbers are those of every student compared as a file of their own."""
     import copy
 

@@ -22,9 +22,8 @@ calls per shared fingerprint): 45,000 pairs, a class of 300, would take a
 minute and a half. ``similarity_matrix`` computes the same two shares for
 every pair at once with numpy, from copydetect's own fingerprints;
 ``tests/test_cohort.py`` checks that its numbers equal ``compare_files``'. Copies cost once: a file's
-bytes are read and tokenised once however many students handed them in (``Tokeniser``; ~10 ms a 6 KB
-file, pygments' lexer), and students with the same token stream share one fingerprint and one row of
-the matrix.
+bytes are read and tokenised once however many students handed them in (~10 ms a 6 KB file,
+pygments' lexer), and students with the same token stream share one fingerprint.
 
 The token streams are kept per batch (``cohort/tokens.json``, student ->
 sha256 and tokens, never source text), so a re-run re-tokenises only the
@@ -36,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -105,11 +104,11 @@ def build_store(submissions: Mapping[str, Path], stub: Path | None, previous: Ma
     """Tokens for every student in ``submissions`` (student -> file), reusing ``previous`` where the
     file's sha256 is unchanged; students not in ``submissions`` are dropped (a shard keeps its slice).
 
-    Each distinct file is read as source and tokenised once (``Tokeniser``): a class holds copies
+    Each distinct file is read as source and tokenised once: a class holds copies
     (a file shared around, the stub handed in unchanged), and tokenising is most of this step's cost.
     """
     old = previous.get("students", {})
-    tokeniser = Tokeniser()
+    made: dict[tuple[str, str], dict[str, str]] = {}  # (sha256, suffix) -> entry: ``source_of`` depends on both
     students: dict[str, dict[str, str]] = {}
     for student in sorted(submissions):
         sha = hashlib.sha256(submissions[student].read_bytes()).hexdigest()
@@ -117,27 +116,11 @@ def build_store(submissions: Mapping[str, Path], stub: Path | None, previous: Ma
         if isinstance(kept, dict) and kept.get("sha256") == sha and isinstance(kept.get("tokens"), str):
             students[student] = kept
         else:
-            students[student] = tokeniser.entry(submissions[student], sha)
+            key = (sha, submissions[student].suffix)
+            if key not in made:
+                made[key] = _entry(source_of(submissions[student]), sha)
+            students[student] = dict(made[key])  # a dict of their own
     return {"version": STORE_VERSION, "boilerplate": starter_tokens(stub), "students": students}
-
-
-class Tokeniser:
-    """A file's store entry (its sha256 and tokens, or why it is not compared), made once per content.
-
-    The entry depends only on the file's bytes and on whether it is read as a notebook (``source_of``),
-    so files with the same sha256 and suffix share it: each distinct file is read and tokenised once
-    (~10 ms for a 6 KB file, mostly pygments' lexer).
-    """
-
-    def __init__(self) -> None:
-        self._made: dict[tuple[str, str], dict[str, str]] = {}
-
-    def entry(self, path: Path, sha: str) -> dict[str, str]:
-        """A fresh dict each call: students never share one that a caller could change."""
-        key = (sha, path.suffix)
-        if key not in self._made:
-            self._made[key] = _entry(source_of(path), sha)
-        return dict(self._made[key])
 
 
 def _entry(source: str, sha: str) -> dict[str, str]:
@@ -241,42 +224,25 @@ def similarity_matrix(prints: Mapping[str, _Print], noise: int) -> np.ndarray:
     for every pair at once: a position of file i counts when its hash is one
     of file j's, and the copied text is the union of ``[p, p + noise)`` over
     those positions; the share divides that by file i's own coverage.
-
-    Students who share one ``_Print`` (the same token stream, ``_fingerprints``) have the same row
-    and column, so the shares are computed once per distinct print (a class of 200 copies of 90 files:
-    a fifth of the work) and spread to the students; two such students share their print's self-share.
     """
-    unique = list({id(p): p for p in prints.values()}.values())
-    row_of = {id(p): row for row, p in enumerate(unique)}
-    rows = np.array([row_of[id(p)] for p in prints.values()], dtype=np.intp)  # each student's distinct print
-    uses = np.bincount(rows, minlength=len(unique))
-    shares = _shares(unique, uses, noise)[np.ix_(rows, rows)]
-    np.fill_diagonal(shares, 0.0)
-    return shares
-
-
-def _shares(prints: Sequence[_Print], uses: Sequence[int], noise: int) -> np.ndarray:
-    """``similarity_matrix`` over distinct prints, ``uses[i]`` students having print i; the diagonal is
-    print i against a copy of itself (what two students with print i share)."""
-    n = len(prints)
+    names = list(prints)
+    n = len(names)
     shares = np.zeros((n, n))
-    # A hash that one student alone has can match nothing: a print two students have counts twice.
-    seen = [np.unique(p.hashes) for p, used in zip(prints, uses) for _ in range(min(used, 2))]
-    if len(seen) < 2:
+    if n < 2:
         return shares
-    vocabulary, seen_in = np.unique(np.concatenate(seen), return_counts=True)
-    shared = vocabulary[seen_in > 1]
+    vocabulary, seen_in = np.unique(np.concatenate([np.unique(prints[s].hashes) for s in names]), return_counts=True)
+    shared = vocabulary[seen_in > 1]  # a hash in one file only can match nothing
     if not len(shared):
         return shares
     present = np.zeros((n, len(shared) + 1), dtype=bool)  # the last column: "not shared", never present
     ids = []
-    for row, p in enumerate(prints):
-        where = np.searchsorted(shared, p.hashes)
-        hit = (where < len(shared)) & (shared[np.minimum(where, len(shared) - 1)] == p.hashes)
+    for row, name in enumerate(names):
+        where = np.searchsorted(shared, prints[name].hashes)
+        hit = (where < len(shared)) & (shared[np.minimum(where, len(shared) - 1)] == prints[name].hashes)
         ids.append(np.where(hit, where, len(shared)))
         present[row, ids[-1][hit]] = True
-    for i, p in enumerate(prints):
-        positions = p.positions
+    for i, name in enumerate(names):
+        positions = prints[name].positions
         if not len(positions):
             continue
         step = max(1, _CHUNK_CELLS // len(positions))
@@ -286,7 +252,8 @@ def _shares(prints: Sequence[_Print], uses: Sequence[int], noise: int) -> np.nda
             after = np.minimum.accumulate(nxt[:, ::-1], axis=1)[:, ::-1]  # the first matched position >= each one
             after = np.concatenate([after[:, 1:], np.full((len(after), 1), np.iinfo(np.int64).max)], axis=1)
             run = np.minimum(after - positions, noise)  # how far each matched position's k-gram reaches alone
-            shares[i, start:start + step] = np.where(matched, run, 0).sum(axis=1) / p.coverage
+            shares[i, start:start + step] = np.where(matched, run, 0).sum(axis=1) / prints[name].coverage
+    np.fill_diagonal(shares, 0.0)
     return shares
 
 
