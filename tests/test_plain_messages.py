@@ -43,3 +43,13 @@ def test_the_device_check_never_blames_the_device_for_an_error_the_cpu_raises_to
     on_cpu = corpus_cards["attention/mutants/attention_mask_on_cpu"]
     device = [c.message for c in on_cpu.checks if c.id == "test_stays_on_the_inputs_device[attention]"]
     assert device and "device" in device[0] and "as well" not in device[0], device
+
+
+def test_noise_on_attentions_output_is_named_as_noise_not_as_a_wrong_mix(corpus_cards):
+    """attention_adds_noise gets its weights right and adds noise after the mix: the checks that compare its
+    output with a known answer say that a second call differs, not how to weight or mix the values."""
+    card = corpus_cards["attention/mutants/attention_adds_noise"]
+    for check in ("test_zero_scores_give_mean_of_past", "test_worked_example_fluffy_blue_cat"):
+        message = next(c.message for c in card.checks if c.id == check)
+        assert "something random is added" in message, message
+        assert "gets weight 1/(t+1)" not in message and "weights @ v" not in message, message
