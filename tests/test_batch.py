@@ -374,18 +374,26 @@ def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(k
     assert (out / "batch.json").exists()
 
 
-def grader_pids(batch: int) -> list[int]:
-    """The batch's grader process processes: its children running Python's multiprocessing spawn."""
-    pids = []
+def children(pid: int) -> dict[int, bytes]:
+    """``pid``'s children and their command lines."""
+    found = {}
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
-                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-                if ppid == batch and b"spawn_main" in (proc / "cmdline").read_bytes():
-                    pids.append(int(proc.name))
+                if int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found[int(proc.name)] = (proc / "cmdline").read_bytes()
             except (OSError, IndexError, ValueError):
                 continue
-    return pids
+    return found
+
+
+def grader_pids(batch: int) -> list[int]:
+    """The batch's grader processes: the children of its zygote, the one child running multiprocessing's
+    fork server (grader/batch/pool.py), each a fork of it with the same command line."""
+    [zygote] = [pid for pid, cmdline in children(batch).items() if b"multiprocessing.forkserver" in cmdline]
+    forks = children(zygote)
+    assert forks and all(cmdline == children(batch)[zygote] for cmdline in forks.values()), forks
+    return sorted(forks)
 
 
 def test_a_grader_process_that_dies_costs_only_its_submission(klass: Path, tmp_path: Path) -> None:
@@ -407,6 +415,10 @@ def test_a_grader_process_that_dies_costs_only_its_submission(klass: Path, tmp_p
     time.sleep(1.0)
     victims = grader_pids(proc.pid)
     assert len(victims) == 1, f"grader processes: {victims}"
+    # One import of torch for the batch: the grader process is a fork of the zygote, its worker server a
+    # fork of the grader process (launcher.WorkerServer.forked), never `python -m grader.sandbox.server`.
+    [server_cmdline] = children(victims[0]).values()
+    assert b"grader.sandbox.server" not in server_cmdline and b"multiprocessing.forkserver" in server_cmdline
     for pid in victims:
         os.kill(pid, signal.SIGKILL)  # as the OOM killer would
     _, err = proc.communicate(timeout=300)
@@ -416,6 +428,7 @@ def test_a_grader_process_that_dies_costs_only_its_submission(klass: Path, tmp_p
     assert {s for s, r in rows.items() if r["status"] == "graded"} == {"alice", "bob", "carol", "gus"}
     assert "Traceback" not in err
     assert not list(marker.glob("grader-*")), "the killed grader process's sandbox scratch was left behind"
+    assert grader_processes(marker) == [], "processes left behind (the zygote, a replacement, a server)"
 
 
 # ------------------------------------------------------------------ progress
@@ -496,5 +509,5 @@ def test_export_refuses_with_one_line(graded, tmp_path: Path, argv: list[str], m
 def test_the_default_jobs_start_only_the_processes_that_pay_for_themselves():
     from grader.batch.run import default_jobs
 
-    assert [default_jobs(n, 2) for n in (1, 4, 7, 8, 32, 200)] == [1, 1, 1, 2, 2, 2]
-    assert [default_jobs(n, 16) for n in (8, 20, 64, 1000)] == [2, 5, 16, 16]
+    assert [default_jobs(n, 2) for n in (1, 2, 3, 4, 32, 200)] == [1, 1, 1, 2, 2, 2]
+    assert [default_jobs(n, 16) for n in (8, 20, 64, 1000)] == [4, 10, 16, 16]

@@ -52,6 +52,9 @@ mode = sys.argv[1]
 needles = [tuple(h.split("|")) for h in sys.argv[2:]]
 if mode == "after-secret":  # a grader process that already loaded what the server must not see
     import grader.session  # noqa: F401
+if mode == "zygote":  # a grade-all grader process: a fork of the batch's zygote, which imported this first
+    import grader.batch.zygote  # noqa: F401
+    assert "torch" in sys.modules
 before = scan(needles)  # the grader process itself holds the secrets: the scan can find them
 from grader.sandbox.launcher import WorkerServer
 from grader.sandbox.client import SubmissionWorker
@@ -115,3 +118,12 @@ def test_a_process_that_loaded_a_secret_starts_a_fresh_server_instead() -> None:
     assert not result["forked"] and "grader.sandbox.server" in " ".join(result["server_cmdline"])
     found, _, in_environ, _ = result["child"]
     assert found == [] and in_environ == []
+
+
+def test_a_grader_process_forked_from_the_batch_zygote_still_forks_a_clean_server() -> None:
+    """grade-all's grader processes are forks of one zygote that imported torch for all of them
+    (grader/batch/zygote.py): what it loaded leaves the server a fork, and the child without a secret."""
+    result = run("zygote")
+    assert result["forked"] and result["server_parent"] == result["me"]
+    found, regions, in_environ, _ = result["child"]
+    assert regions > 20 and found == [] and in_environ == []

@@ -1,10 +1,14 @@
-"""The pool of grader processes: ``--jobs`` spawned processes, each a warm ``api.Grader`` (one worker
-server, one pytest session: the same grading path as ``grader grade``), pinned to a core, fed two
-submissions at a time; one that dies or stops answering is replaced and costs its submission an
-``error`` row. This module never imports torch: the processes do."""
+"""The pool of grader processes: ``--jobs`` processes, each a warm ``api.Grader`` (one worker server, one
+pytest session: the same grading path as ``grader grade``), pinned to a core, fed two submissions at a
+time; one that dies or stops answering is replaced and costs its submission an ``error`` row.
+
+The grader processes are forks of one zygote (multiprocessing's fork server, preloading
+``grader.batch.zygote``): torch is imported once per batch, not once per grader process, and a
+replacement starts in milliseconds. This module never imports torch: the zygote does."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import queue
@@ -27,6 +31,8 @@ from grader.batch import reaper
 from grader.config import AssignmentConfig
 
 
+ZYGOTE = "grader.batch.zygote"  # what the fork server imports before it forks a grader process
+SOCKET_PATH_MAX = 100  # bytes of a Unix socket's path, with room to spare (the kernel's limit: 107)
 JOB_GRACE_SECONDS = 60.0  # beyond a submission's own limits, before its grader process counts as hung
 
 
@@ -123,6 +129,69 @@ def _serve(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_i
         server.close()
 
 
+@contextlib.contextmanager
+def signals_blocked() -> Iterator[None]:
+    """SIGINT and SIGTERM blocked in this thread meanwhile: a process started now inherits the mask."""
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+def start_zygote(ctx: Any) -> None:
+    """Start the fork server every grader process is forked from, importing ``grader.batch.zygote``.
+
+    It starts in the background (the first ``Process.start`` waits for it) and is born with SIGINT and
+    SIGTERM blocked, as every grader process forked from it then is: a Ctrl-C while one boots must not
+    kill it with a traceback (``grader_process`` unblocks them once its handlers are in place). The batch
+    stops it (``stop_zygote``) when it closes the pool.
+    """
+    ctx.set_forkserver_preload([ZYGOTE])
+    from multiprocessing import forkserver
+
+    with signals_blocked(), _socket_folder_short_enough():
+        forkserver.ensure_running()
+
+
+@contextlib.contextmanager
+def _socket_folder_short_enough() -> Iterator[None]:
+    """Python 3.11 binds the fork server's socket at ``$TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX`` (3.12 uses
+    an abstract name), and a socket's path holds at most 107 bytes: under a long ``$TMPDIR`` (a CI job's,
+    a test's) the server would fail to start. Then, and only then, its folder goes to the shortest
+    writable system temp folder instead; multiprocessing removes it when this process exits."""
+    from multiprocessing import util
+
+    if len(tempfile.gettempdir()) + len("/pymp-XXXXXXXX/listener-XXXXXXXX") < SOCKET_PATH_MAX:
+        yield
+        return
+    short = next((d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.access(d, os.W_OK | os.X_OK)), None)
+    before = tempfile.tempdir
+    tempfile.tempdir = short or before
+    try:
+        util.get_temp_dir()  # made now, under the short folder, and kept for this process's life
+        yield
+    finally:
+        tempfile.tempdir = before
+
+
+def stop_zygote() -> None:
+    """Close the fork server's "alive" pipe and wait for it to exit: no process outlives the batch.
+
+    The standard library has no public call for this; ``ForkServer._stop`` (what its own tests use) does
+    exactly that, and the next ``ensure_running`` starts a fresh one.
+    """
+    from multiprocessing import forkserver
+
+    stop = getattr(forkserver._forkserver, "_stop", None)
+    if stop is None:  # another Python: it exits once this process, its last holder of the pipe, exits
+        return
+    try:
+        stop()
+    except ChildProcessError:  # reaped already (the batch's reaper)
+        pass
+
+
 @dataclass
 class _Slot:
     process: Any
@@ -143,7 +212,8 @@ class GraderPool:
 
     def __init__(self, jobs: int, assignment: AssignmentConfig, config_path: Path, strict: bool,
                  secret_file: Path | None = None) -> None:
-        self._ctx = multiprocessing.get_context("spawn")  # a clean interpreter: no inherited state or threads
+        # Forks of a fresh interpreter that imported only the zygote: no inherited state, threads or secrets.
+        self._ctx = multiprocessing.get_context("forkserver")
         self._keep = set(reaper.children())  # what this process had before the batch: not the batch's to reap
         self._adopting = reaper.adopt_orphans()  # a killed grader process's server and children come back here
         self._results = self._ctx.Queue()
@@ -156,19 +226,17 @@ class GraderPool:
         cores = sorted(os.sched_getaffinity(0))
         # One grader process per core, pinned; more grader processes than cores share them all.
         self._cpus: list[int | None] = [cores[i] for i in range(jobs)] if jobs <= len(cores) else [None] * jobs
+        start_zygote(self._ctx)
         self._slots = [self._start(i) for i in range(jobs)]
 
     def _start(self, slot: int) -> _Slot:
+        """A grader process for ``slot``; the first one waits for the zygote to import torch."""
         inbox = self._ctx.SimpleQueue()
         process = self._ctx.Process(target=grader_process,
                                     args=(inbox, self._results, self._cpus[slot], self._scratch, *self._args),
                                     daemon=True)
-        # Born with SIGINT/SIGTERM blocked: a Ctrl-C while it boots must not kill it with a traceback.
-        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:
+        with signals_blocked():  # should the zygote have died, the one started again here is born with them blocked
             process.start()
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         return _Slot(process, inbox)
 
     def idle(self) -> list[_Slot]:
@@ -245,6 +313,7 @@ class GraderPool:
         for slot in self._slots:
             slot.process.join(max(0.0, deadline - time.monotonic()))
             self._stop(slot)
+        stop_zygote()
         self._results.close()
         self._results.join_thread()
         # Every server and sandboxed child of the batch is gone and reaped. Python's resource tracker stays:

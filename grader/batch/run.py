@@ -20,6 +20,7 @@ import json
 import os
 import shutil
 import signal
+import threading
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -93,16 +94,17 @@ class BatchResult:
 MISSING = "nothing submitted"
 
 
-SUBMISSIONS_PER_PROCESS = 4
+SUBMISSIONS_PER_PROCESS = 2
 
 
 def default_jobs(todo: int, cores: int) -> int:
     """How many grader processes pay for themselves: one per ``SUBMISSIONS_PER_PROCESS`` submissions
-    still to grade, at most one per core. A process costs ~2.2 s of CPU to start (its ``import torch``,
-    shared with its forked worker server, and the checks collected) against ~0.3 s a grading, so a second
-    one only pays from a few submissions on. Measured on an otherwise idle 2-core VM (``bench/jobs.py``):
-    2 students take 3.55 s with one process and 3.21 s with two, 3: 3.55 s and 3.59 s, 4: 3.55 s and
-    3.58 s (issue 24); before the server was forked, 8 took 7.34 s and 6.84 s, 32: 13.35 s and 9.99 s."""
+    still to grade, at most one per core. Every grader process is a fork of the batch's zygote, which
+    imports torch once for all of them (``grader.batch.zygote``), so a second one costs ~0.6 s of CPU to
+    start (the checks collected, its server warmed) against ~0.3 s a grading. Measured on an otherwise
+    idle 2-core VM (``bench/jobs.py --sizes 2 4 8 --rounds 3``): 2 students take 3.64 s with one process
+    and 3.71 s with two, 4: 3.87 s and 3.42 s, 8: 5.32 s and 4.52 s. Before the zygote (each process its own
+    ``import torch``) 4 students took 3.55 s and 3.58 s, so the rule was one process per 4 submissions."""
     return max(1, min(cores, todo // SUBMISSIONS_PER_PROCESS))
 
 
@@ -264,7 +266,8 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
          layout: Layout, fp: str, rows: dict[str, Row], counts: Counts, progress: Progress,
          meanwhile: Callable[[], None], stage: final.Stage) -> bool:
     """Grade ``todo`` on the pool; returns True when a signal stopped the batch early. ``meanwhile`` runs
-    once the grader processes are starting (seconds in which this process would only wait)."""
+    in a thread of its own while the grader processes start (seconds in which this process would only
+    wait for the zygote to import torch) and is done before this returns."""
     if not todo:
         meanwhile()
         return False
@@ -273,11 +276,12 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
     pending = list(reversed(todo))
     previous = {s: signal.signal(s, lambda signum, _: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
     pool = None
+    beside = threading.Thread(target=meanwhile, name="grader-batch-meanwhile")
+    beside.start()
     try:
         jobs = options.jobs or default_jobs(len(todo), len(os.sched_getaffinity(0)))
         pool = GraderPool(max(1, min(jobs, len(todo))), assignment, options.config_path, options.strict,
                          options.course_secret_file)
-        meanwhile()
         while (pending or pool.busy()) and not stop:
             for slot in pool.idle():
                 if pending:
@@ -298,6 +302,7 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
     finally:
         if pool is not None:
             pool.close(graceful=not stop)
+        beside.join()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     return bool(stop)
