@@ -153,13 +153,21 @@ def clear(out: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+# Glyphs drawn as the font gives them, without hinting: matplotlib's default hinting costs about a
+# quarter of the plots' time, on the batch's last stretch, for a difference a bar chart's labels do not show.
+TEXT_RENDERING = {"text.hinting": "none"}
+
+
 def draw(summary: Mapping[str, Any]) -> dict[str, bytes]:
     """The plots as PNG bytes by name: ``scores``, ``checks`` and, when any were found, ``diagnoses``."""
-    plots = {"scores": _png(_scores_figure(summary))}
-    if summary.get("checks"):
-        plots["checks"] = _png(_checks_figure(summary["checks"]))
-    if summary.get("diagnoses"):
-        plots["diagnoses"] = _png(_diagnoses_figure(summary["diagnoses"][:TOP_DIAGNOSES_PLOTTED]))
+    import matplotlib
+
+    with matplotlib.rc_context(TEXT_RENDERING):
+        plots = {"scores": _png(_scores_figure(summary))}
+        if summary.get("checks"):
+            plots["checks"] = _png(_checks_figure(summary["checks"]))
+        if summary.get("diagnoses"):
+            plots["diagnoses"] = _png(_diagnoses_figure(summary["diagnoses"][:TOP_DIAGNOSES_PLOTTED]))
     return plots
 
 
