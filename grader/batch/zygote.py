@@ -11,11 +11,16 @@ config, the hidden checks and the reference; a sandboxed child holds only what t
 """
 
 import atexit
+import importlib
 import os
 
-from grader.sandbox import server
+from grader.sandbox import server, warmup
 
 server.prepare_fork()
-# The fork server exits when the batch closes its pipe; torch's teardown (~0.2 s) would only delay the batch,
-# which waits for it. Its forks never run this: they leave through os._exit too.
-atexit.register(os._exit, 0)
+# sympy, through torch's symbolic shapes (~0.3 s of CPU): each grader process's server would import it again
+# after its fork, and the judge's first diagnosis replaying answers on the meta device once more. Only the
+# import: the server's whole warm-up, run here where the environment still holds the course's secrets, left
+# copies of one in memory that a sandboxed child inherited (tests/test_forked_server.py found it); the server
+# scrubs its environment before it warms up.
+importlib.import_module("torch.fx.experimental.symbolic_shapes")
+warmup.freeze_what_is_loaded()
