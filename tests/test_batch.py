@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
@@ -511,3 +512,25 @@ def test_the_default_jobs_start_only_the_processes_that_pay_for_themselves():
 
     assert [default_jobs(n, 2) for n in (1, 2, 3, 4, 32, 200)] == [1, 1, 1, 2, 2, 2]
     assert [default_jobs(n, 16) for n in (8, 20, 64, 1000)] == [4, 10, 16, 16]
+
+
+def test_a_zygote_that_cannot_load_stops_the_batch_with_one_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The zygote imports torch for every grader process (grader/batch/zygote.py). Where it cannot (a broken
+    install raises while torch loads), the batch stops with exit 3 and a sentence, not a traceback from the pool,
+    and leaves nothing behind: no fork server, no scratch folder."""
+    from grader.batch import pool, reaper
+    from grader.config import load_config
+
+    monkeypatch.setattr(pool, "ZYGOTE", "tests.zygotes.fails_to_load")
+    before = set(reaper.children())
+    scratch = set(Path(tempfile.gettempdir()).glob("grader-batch-*"))
+    config = ROOT / "assignments.yaml"
+    with pytest.raises(pool.BatchStopped) as stopped:
+        pool.GraderPool(1, load_config(config).assignments["attention"], config, strict=False)
+    assert stopped.value.exit_code == 3
+    assert str(stopped.value).startswith("the grader processes could not be started (")
+    assert "grader.batch.zygote" not in str(stopped.value) and "tests.zygotes.fails_to_load" in str(stopped.value)
+    left = {pid: cmdline for pid, cmdline in children(os.getpid()).items()
+            if pid not in before and b"resource_tracker" not in cmdline}  # Python's own helper, as grader_processes says
+    assert left == {}, "the fork server or a grader process was left behind"
+    assert set(Path(tempfile.gettempdir()).glob("grader-batch-*")) == scratch

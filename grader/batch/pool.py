@@ -226,8 +226,14 @@ class GraderPool:
         cores = sorted(os.sched_getaffinity(0))
         # One grader process per core, pinned; more grader processes than cores share them all.
         self._cpus: list[int | None] = [cores[i] for i in range(jobs)] if jobs <= len(cores) else [None] * jobs
-        start_zygote(self._ctx)
-        self._slots = [self._start(i) for i in range(jobs)]
+        self._slots: list[_Slot] = []
+        try:
+            start_zygote(self._ctx)
+            for i in range(jobs):
+                self._slots.append(self._start(i))
+        except BatchStopped:
+            self.close(graceful=False)  # the zygote, the scratch folder, what did start
+            raise
 
     def _start(self, slot: int) -> _Slot:
         """A grader process for ``slot``; the first one waits for the zygote to import torch."""
@@ -236,7 +242,11 @@ class GraderPool:
                                     args=(inbox, self._results, self._cpus[slot], self._scratch, *self._args),
                                     daemon=True)
         with signals_blocked():  # should the zygote have died, the one started again here is born with them blocked
-            process.start()
+            try:
+                process.start()
+            except (OSError, EOFError) as exc:  # the zygote died (torch failed to load there...) or cannot be reached
+                raise BatchStopped(f"the grader processes could not be started ({type(exc).__name__}: {exc}); the "
+                                   f"process that loads torch for them ({ZYGOTE}) stopped: its error is above", 3) from None
         return _Slot(process, inbox)
 
     def idle(self) -> list[_Slot]:
