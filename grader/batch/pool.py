@@ -3,8 +3,8 @@ pytest session: the same grading path as ``grader grade``), pinned to a core, fe
 time; one that dies or stops answering is replaced and costs its submission an ``error`` row.
 
 The grader processes are forks of one zygote (multiprocessing's fork server, preloading
-``grader.batch.zygote``): torch is imported once per batch, not once per grader process, and a
-replacement starts in milliseconds. This module never imports torch: the zygote does."""
+``grader.batch.zygote``): torch is imported once per batch, not once per grader process, nor again for a
+replacement. This module never imports torch: the zygote does."""
 
 from __future__ import annotations
 
@@ -245,8 +245,9 @@ class GraderPool:
             try:
                 process.start()
             except (OSError, EOFError) as exc:  # the zygote died (torch failed to load there...) or cannot be reached
-                raise BatchStopped(f"the grader processes could not be started ({type(exc).__name__}: {exc}); the "
-                                   f"process that loads torch for them ({ZYGOTE}) stopped: its error is above", 3) from None
+                raise BatchStopped(f"the grader processes could not be started ({type(exc).__name__}: {exc}); "
+                                   f"the process that loads torch for them ({ZYGOTE}) stopped: its error is above",
+                                   3) from None
         return _Slot(process, inbox)
 
     def idle(self) -> list[_Slot]:

@@ -20,8 +20,8 @@ import json
 import os
 import shutil
 import signal
-import threading
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
