@@ -4,7 +4,8 @@ time; one that dies or stops answering is replaced and costs its submission an `
 
 The grader processes are forks of one zygote (multiprocessing's fork server, preloading
 ``grader.batch.zygote``): torch is imported once per batch, not once per grader process, nor again for a
-replacement. This module never imports torch: the zygote does."""
+replacement. The fork server is one per process (the standard library's), so a process runs one pool at a time,
+as ``grade-all`` does: closing a pool stops it. This module never imports torch: the zygote does."""
 
 from __future__ import annotations
 
