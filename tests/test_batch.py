@@ -397,6 +397,28 @@ def grader_pids(batch: int) -> list[int]:
     return sorted(forks)
 
 
+def test_a_signal_while_the_zygote_loads_torch_stops_cleanly(klass: Path, tmp_path: Path) -> None:
+    """A Ctrl-C in the first seconds: the zygote still importing torch (or just done), the first grader process
+    waiting for it, the similarity tokens read in a thread. The signal is sent once the zygote exists, so the
+    batch's handler is in place; wherever start-up has got to by then, the batch stops the same way."""
+    out, marker = tmp_path / "out", tmp_path / "tmp"
+    marker.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(klass), "--assignment", "attention",
+                             "--out", str(out), "--jobs", "2"], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(marker)})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not any(
+            b"multiprocessing.forkserver" in cmdline for cmdline in children(proc.pid).values()):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted; run the same command again" in err and "Traceback" not in err
+    assert grader_processes(marker) == [], "processes left behind"
+    assert not list(marker.glob("grader-*")), "sandbox scratch or unpacked submissions left behind"
+    assert not (out / "batch.json").exists()
+
+
 def test_a_grader_process_that_dies_costs_only_its_submission(klass: Path, tmp_path: Path) -> None:
     """One grader process (--jobs 1): once the four other cards are written, it holds only hang.py (sorted
     last), so the one it is killed in is known without a race. Each process killed is replaced (~3 s of
