@@ -97,11 +97,14 @@ def _serve(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_i
         os.sched_setaffinity(0, {cpu})
     tempfile.tempdir = scratch  # sandbox scratch folders go under the batch's own, removed at its end
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # SIGTERM: grader_process's handler
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     me = os.getpid()
     from grader.sandbox.launcher import WorkerServer
 
     server = WorkerServer.forked()  # first, before anything secret is loaded: one import of torch for both
+    # SIGTERM unblocked only now: its handler, run inside the fork's at-fork hooks, was "ignored" there (a
+    # traceback on stderr, the stop lost). One that came while the server was forked is taken here.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     from grader import api, scorecard
     from grader.config import ConfigError
     from grader.submission import UnreadableSubmission

@@ -176,6 +176,7 @@ def run_forked(conn: socket.socket, env: dict[str, str]) -> NoReturn:
         os.setsid()
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the judge decides when we stop
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the grader process's handler
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # a grade-all grader process forks with it blocked
         devnull = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
