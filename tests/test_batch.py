@@ -342,9 +342,7 @@ def test_a_signal_stops_within_seconds_leaves_whole_files_and_a_rerun_finishes(k
     out, marker = tmp_path / "out", tmp_path / "tmp"
     marker.mkdir()
     env = {**os.environ, "TMPDIR": str(marker)}
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(work), "--assignment", "attention",
-                             "--out", str(out), "--jobs", jobs, "--config", str(short_call_limits)],
-                            cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    proc = start_grade_all(work, out, marker, "--jobs", jobs, "--config", str(short_call_limits))
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 1:
         time.sleep(0.2)
@@ -397,15 +395,20 @@ def grader_pids(batch: int) -> list[int]:
     return sorted(forks)
 
 
+def start_grade_all(folder: Path, out: Path, marker: Path, *args: str) -> subprocess.Popen:
+    """grade-all in the background, its TMPDIR ``marker`` (how ``grader_processes`` finds what it left)."""
+    return subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(folder), "--assignment", "attention",
+                             "--out", str(out), *args], cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(marker)})
+
+
 def test_a_signal_while_the_zygote_loads_torch_stops_cleanly(klass: Path, tmp_path: Path) -> None:
     """A Ctrl-C in the first seconds: the zygote still importing torch (or just done), the first grader process
     waiting for it, the similarity tokens read in a thread. The signal is sent once the zygote exists, so the
     batch's handler is in place; wherever start-up has got to by then, the batch stops the same way."""
     out, marker = tmp_path / "out", tmp_path / "tmp"
     marker.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(klass), "--assignment", "attention",
-                             "--out", str(out), "--jobs", "2"], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "TMPDIR": str(marker)})
+    proc = start_grade_all(klass, out, marker, "--jobs", "2")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None and not any(
             b"multiprocessing.forkserver" in cmdline for cmdline in children(proc.pid).values()):
@@ -429,9 +432,7 @@ def test_a_grader_process_that_dies_costs_only_its_submission(klass: Path, tmp_p
     (work / "hang.py").write_text(hang.source())
     out, marker = tmp_path / "out", tmp_path / "tmp"
     marker.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade-all", str(work), "--assignment", "attention",
-                             "--out", str(out), "--jobs", "1"], cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "TMPDIR": str(marker)})
+    proc = start_grade_all(work, out, marker, "--jobs", "1")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(list((out / "cards").glob("*.json")) if out.exists() else []) < 4:
         time.sleep(0.2)  # by now the grader process has hang.py, the one submission left
