@@ -4,7 +4,8 @@ Usage: python bench/latency.py [--repeat 3]
 Prints, for the reference solution: the cold CLI (`grader grade`, which
 starts its own warm server), one grade through an already-warm server and judge, and
 the per-submission start latency of a sandboxed child (fork + layers +
-load), each next to a fresh `import torch` measured in the same run.
+load), each next to a fresh `import torch` measured in the same run (the
+cold CLI and `import torch` interleaved, round after round).
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ def main() -> None:
     from grader import api
     from grader.sandbox.client import Limits, SubmissionWorker, WorkerServer
 
-    torch_import = [wall([sys.executable, "-c", "import torch"]) for _ in range(n)]
     out = Path(tempfile.mkdtemp()) / "card.json"
-    cli = [wall([sys.executable, "-m", "grader.cli", "grade", str(ROOT / "solutions/attention.py"),
-                 "--assignment", "attention", "--out", str(out), "--format", "none"]) for _ in range(n)]
+    grade = [sys.executable, "-m", "grader.cli", "grade", str(ROOT / "solutions/attention.py"),
+             "--assignment", "attention", "--out", str(out), "--format", "none"]
+    torch_import, cli = [], []
+    for _ in range(n):  # interleaved, so a machine that slows down or speeds up moves both alike
+        torch_import.append(wall([sys.executable, "-c", "import torch"]))
+        cli.append(wall(grade))
     source = (ROOT / "solutions/attention.py").read_text()
     with WorkerServer() as server:
         warm, starts = [], []

@@ -127,3 +127,41 @@ def test_a_grader_process_forked_from_the_batch_zygote_still_forks_a_clean_serve
     assert result["forked"] and result["server_parent"] == result["me"]
     found, regions, in_environ, _ = result["child"]
     assert regions > 20 and found == [] and in_environ == []
+
+
+CLI_SCRIPT = r'''
+import json, sys
+from grader.cli import build_parser
+from grader.cli.shared import with_server
+
+def command(args, server):
+    # What the command finds when it starts: the server forked, and nothing of the config read here.
+    print(json.dumps({"forked": server._proc is None, "config_read_here": "grader.config" in sys.modules,
+                      "torch": "torch" in sys.modules}))
+    return 0
+
+sys.exit(with_server(build_parser().parse_args(sys.argv[1:]), command))
+'''
+
+
+@pytest.mark.parametrize("verb", ["grade", "check"])
+def test_the_cli_reads_the_config_in_a_fork_beside_torch_and_still_forks_the_server(verb: str, tmp_path: Path) -> None:
+    """``grader grade``/``check`` ask a fork about the config while they import torch (``ConfigCheck``):
+    the server is still a fork of the command's process, which has read nothing of the config."""
+    target = tmp_path / "attention.py"
+    target.write_text((ROOT / "solutions/attention.py").read_text(), encoding="utf-8")
+    args = [verb, str(target)] + (["--assignment", "attention", "--out", str(tmp_path / "c.json")] if verb == "grade" else [])
+    done = subprocess.run([sys.executable, "-c", CLI_SCRIPT, *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"forked": True, "config_read_here": False, "torch": True}
+
+
+def test_a_config_problem_found_beside_the_torch_import_is_one_line_and_runs_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "attention.py"
+    target.write_text("", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", CLI_SCRIPT, "grade", str(target), "--assignment", "nope",
+                           "--out", str(tmp_path / "c.json")], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("grader: unknown assignment 'nope'") and done.stderr.count("\n") == 1

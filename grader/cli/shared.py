@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import threading
 from typing import Callable
 
 from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL
@@ -22,7 +23,10 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
     command's own), run the command, and always stop the server."""
     if not args.submission.is_file():
         return fail(f"cannot read {args.submission}: no such file")
-    if (problem := config_problem_elsewhere(args)) is not None:
+    check = ConfigCheck(args)
+    from grader.sandbox import server as _  # noqa: F401 - torch, while the fork checks the config beside it
+
+    if (problem := check.answer()) is not None:
         return fail(problem)
     try:
         server = WorkerServer.forked()  # torch once, shared with the server; nothing secret loaded yet
@@ -34,33 +38,59 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
         server.close()
 
 
-def config_problem_elsewhere(args: argparse.Namespace) -> str | None:
-    """``config_problem``, found by a short-lived fork of this process, so that this one has read nothing
-    of the course's config when it forks the worker server (which must hold none of it: the config names
-    the hidden checks). Bad input is still refused before torch is imported. In this process where it
-    cannot fork."""
-    read, write = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read)
-        os.close(write)
-        return config_problem(args)
-    if pid == 0:  # the fork: answer and leave, whatever happens
-        code = 1
+class ConfigCheck:
+    """``config_problem``, answered by a short-lived fork of this process while this one imports torch.
+
+    The fork is made before torch is imported, so it is cheap, and it reads the course's config so that
+    this process has read nothing of it when it forks the worker server (which must hold none of it: the
+    config names the hidden checks). The two run side by side: a cold ``grader grade`` no longer waits
+    for the config before it starts on torch. Bad input is still refused at once: the thread that waits
+    for the fork's answer writes the one line and exits as soon as it comes, torch imported or not.
+    Where this process cannot fork, or the fork fails to answer, the question is asked here.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self._args, self._known, self._asked_here = args, False, None
+        read, write = os.pipe()
         try:
+            pid = os.fork()
+        except OSError:
             os.close(read)
-            os.write(write, (config_problem(args) or "").encode("utf-8", "replace"))
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write)
-    with os.fdopen(read, "rb") as answer:
-        text = answer.read().decode("utf-8", "replace")
-    _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        return config_problem(args)  # the fork failed to answer: ask here (then the server starts as a fresh one)
-    return text or None
+            os.close(write)
+            self._asked_here = config_problem(args)
+            self._known, self._waiter = True, None
+            return
+        if pid == 0:  # the fork: answer and leave, whatever happens
+            code = 1
+            try:
+                os.close(read)
+                os.write(write, (config_problem(args) or "").encode("utf-8", "replace"))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write)
+        self._waiter = threading.Thread(target=self._wait, args=(pid, read), name="config-check", daemon=True)
+        self._waiter.start()
+
+    def _wait(self, pid: int, read: int) -> None:
+        with os.fdopen(read, "rb") as answer:
+            text = answer.read().decode("utf-8", "replace")
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            return  # the fork failed to answer: ``answer`` asks in this process
+        self._known = True
+        if text:
+            code = fail(text)
+            sys.stderr.flush()
+            os._exit(code)  # refused at once, even halfway through importing torch
+
+    def answer(self) -> str | None:
+        """None when the config and the assignment are fine; otherwise the one line to print."""
+        if self._waiter is not None:
+            self._waiter.join()
+        if not self._known:  # the fork failed to answer: ask here (then the server starts as a fresh one)
+            return config_problem(self._args)
+        return self._asked_here
 
 
 def config_problem(args: argparse.Namespace) -> str | None:
