@@ -140,7 +140,11 @@ def command(args, server):
                       "torch": "torch" in sys.modules}))
     return 0
 
-sys.exit(with_server(build_parser().parse_args(sys.argv[1:]), command))
+args = build_parser().parse_args(sys.argv[2:])
+args.own_process = sys.argv[1] == "own"
+code = with_server(args, command)
+print(json.dumps({"returned": code}))  # a caller in-process goes on after the command
+sys.exit(code)
 '''
 
 
@@ -151,17 +155,22 @@ def test_the_cli_reads_the_config_in_a_fork_beside_torch_and_still_forks_the_ser
     target = tmp_path / "attention.py"
     target.write_text((ROOT / "solutions/attention.py").read_text(), encoding="utf-8")
     args = [verb, str(target)] + (["--assignment", "attention", "--out", str(tmp_path / "c.json")] if verb == "grade" else [])
-    done = subprocess.run([sys.executable, "-c", CLI_SCRIPT, *args], capture_output=True, text=True, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", CLI_SCRIPT, "own", *args], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.strip().splitlines()[-1]) == {"forked": True, "config_read_here": False, "torch": True}
+    assert [json.loads(line) for line in done.stdout.strip().splitlines()] == [
+        {"forked": True, "config_read_here": False, "torch": True}, {"returned": 0}]
 
 
-def test_a_config_problem_found_beside_the_torch_import_is_one_line_and_runs_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("process", ["own", "shared"])
+def test_a_config_problem_found_beside_the_torch_import_is_one_line_and_runs_nothing(process: str, tmp_path: Path) -> None:
+    """In its own process the command ends as soon as the fork answers; a caller in-process (a test, a
+    library) gets the status back instead, its process left running."""
     target = tmp_path / "attention.py"
     target.write_text("", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-c", CLI_SCRIPT, "grade", str(target), "--assignment", "nope",
+    done = subprocess.run([sys.executable, "-c", CLI_SCRIPT, process, "grade", str(target), "--assignment", "nope",
                            "--out", str(tmp_path / "c.json")], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
-    assert done.returncode == 2 and done.stdout == ""
+    assert done.returncode == 2
+    assert done.stdout == ("" if process == "own" else '{"returned": 2}\n')
     assert done.stderr.startswith("grader: unknown assignment 'nope'") and done.stderr.count("\n") == 1

@@ -20,8 +20,12 @@ COMMANDS = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, 
             "override": cmd_override, "ci": cmd_ci, "new-exercise": cmd_new_exercise}
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
+    """Run one command; returns its exit status. ``own_process``: this process is the command's alone
+    (the console entry point), so it may end early (a config problem found while torch loads); a caller
+    in-process (a test, a library) always gets the status back."""
     args = build_parser().parse_args(argv)
+    args.own_process = own_process
     return COMMANDS[args.command](args)
 
 
@@ -31,7 +35,7 @@ def run() -> None:
     Everything the command writes is closed and flushed by then, and its
     worker server has exited; only the interpreter's own clean-up is skipped.
     """
-    code = main()
+    code = main(own_process=True)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

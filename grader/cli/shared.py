@@ -23,7 +23,7 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
     command's own), run the command, and always stop the server."""
     if not args.submission.is_file():
         return fail(f"cannot read {args.submission}: no such file")
-    check = ConfigCheck(args)
+    check = ConfigCheck(args, exit_at_once=args.own_process)
     from grader.sandbox import server as _  # noqa: F401 - torch, while the fork checks the config beside it
 
     if (problem := check.answer()) is not None:
@@ -44,13 +44,16 @@ class ConfigCheck:
     The fork is made before torch is imported, so it is cheap, and it reads the course's config so that
     this process has read nothing of it when it forks the worker server (which must hold none of it: the
     config names the hidden checks). The two run side by side: a cold ``grader grade`` no longer waits
-    for the config before it starts on torch. Bad input is still refused at once: the thread that waits
-    for the fork's answer writes the one line and exits as soon as it comes, torch imported or not.
-    Where this process cannot fork, or the fork fails to answer, the question is asked here.
+    for the config before it starts on torch. With ``exit_at_once`` (the console command, whose process
+    this is) bad input is still refused at once: the thread that waits for the fork's answer writes the
+    one line and ends the process as soon as it comes, torch imported or not. Otherwise (a caller
+    in-process) ``answer`` returns the line once torch is imported. Where this process cannot fork, or
+    the fork fails to answer, the question is asked here.
     """
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self._args, self._known, self._asked_here = args, False, None
+    def __init__(self, args: argparse.Namespace, exit_at_once: bool) -> None:
+        self._args, self._known, self._asked_here, self._text = args, False, None, ""
+        self._exit_at_once = exit_at_once
         read, write = os.pipe()
         try:
             pid = os.fork()
@@ -78,8 +81,8 @@ class ConfigCheck:
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             return  # the fork failed to answer: ``answer`` asks in this process
-        self._known = True
-        if text:
+        self._known, self._text = True, text
+        if text and self._exit_at_once:
             code = fail(text)
             sys.stderr.flush()
             os._exit(code)  # refused at once, even halfway through importing torch
@@ -90,7 +93,7 @@ class ConfigCheck:
             self._waiter.join()
         if not self._known:  # the fork failed to answer: ask here (then the server starts as a fresh one)
             return config_problem(self._args)
-        return self._asked_here
+        return self._asked_here if self._waiter is None else (self._text or None)
 
 
 def config_problem(args: argparse.Namespace) -> str | None:
