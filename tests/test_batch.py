@@ -402,6 +402,38 @@ def start_grade_all(folder: Path, out: Path, marker: Path, *args: str) -> subpro
                             env={**os.environ, "TMPDIR": str(marker)})
 
 
+# A grader process whose SIGTERM handler runs inside a gc callback (hypothesis keeps one): the SystemExit it
+# raises is swallowed there ("Exception ignored in ...", a traceback on the batch's stderr; seen once in a full run).
+STOP_IN_GC_CALLBACK = r"""
+import gc, os, signal, sys, threading
+from grader.batch.pool import take_sigterm_as_stop
+
+stopping = threading.Event()
+take_sigterm_as_stop(stopping)
+
+def callback(phase, info):
+    if phase == "start":
+        gc.callbacks.remove(callback)
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):  # the handler runs here, inside the callback
+            pass
+
+gc.callbacks.append(callback)
+try:
+    gc.collect()
+except SystemExit:
+    print("stopped outside the callback")
+    sys.exit(143)
+print("the stop was lost")
+"""
+
+
+def test_a_stop_swallowed_by_a_gc_callback_still_ends_the_grader_process_silently() -> None:
+    done = subprocess.run([sys.executable, "-c", STOP_IN_GC_CALLBACK], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (143, "", "")
+
+
 def test_a_signal_while_the_zygote_loads_torch_stops_cleanly(klass: Path, tmp_path: Path) -> None:
     """A Ctrl-C in the first seconds: the zygote still importing torch (or just done), the first grader process
     waiting for it, the similarity tokens read in a thread. The signal is sent once the zygote exists, so the

@@ -56,12 +56,7 @@ def grader_process(inbox: Any, results: Any, cpu: int | None, scratch: str, assi
     """
     code = 0
     stopping = threading.Event()  # SIGTERM came: whatever is raised from here on is the stop, not a crash
-
-    def on_sigterm(*_: object) -> None:
-        stopping.set()
-        sys.exit(143)
-
-    signal.signal(signal.SIGTERM, on_sigterm)
+    take_sigterm_as_stop(stopping)
     try:
         _serve(inbox, results, cpu, scratch, assignment_id, config_path, strict, secret_file)
     except SystemExit as exc:  # SIGTERM, after the finally blocks cleaned up
@@ -76,6 +71,30 @@ def grader_process(inbox: Any, results: Any, cpu: int | None, scratch: str, assi
     results.join_thread()
     sys.stderr.flush()
     os._exit(code)
+
+
+def take_sigterm_as_stop(stopping: threading.Event) -> None:
+    """SIGTERM sets ``stopping`` and raises ``SystemExit(143)`` in the main thread, so the grading in
+    progress ends through its ``finally`` blocks (its sandboxed child killed, its scratch removed).
+
+    A handler runs wherever the main thread is, and some places cannot raise: a gc callback (hypothesis
+    keeps one), a ``__del__``, a weakref callback. There Python prints "Exception ignored in ..." with a
+    traceback and carries on, the stop lost. So such a swallowed stop ends the process at once instead,
+    silently: its worker server sees the socket close and kills its children, and the batch removes the
+    scratch folder it gave this process (``GraderPool.close``)."""
+
+    def on_sigterm(*_: object) -> None:
+        stopping.set()
+        sys.exit(143)
+
+    def on_unraisable(unraisable: Any) -> None:
+        if stopping.is_set() and isinstance(unraisable.exc_value, SystemExit):
+            sys.stderr.flush()
+            os._exit(143)
+        sys.__unraisablehook__(unraisable)
+
+    sys.unraisablehook = on_unraisable
+    signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _serve(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_id: str, config_path: str,
