@@ -131,3 +131,25 @@ def test_skip():
     assert ended["test_pass"] is None
     assert skip_message(ended["test_skip"]) == "why"
     assert run.stack_after == {}, "every item's fixtures were torn down"
+
+
+def test_plain_fixtures_are_handed_over_and_the_rest_stay_pytests(tmp_path, monkeypatch):
+    """The runner fills a check's direct parameters and the judge plugin's plain fixtures itself
+    (``runner.plain_fixtures``); pytest's machinery still runs the conftest's fixtures. The verdicts are
+    pytest's own either way (the test above)."""
+    from _pytest.fixtures import FixtureDef
+
+    executed: set[str] = set()
+    real = FixtureDef.execute
+
+    def execute(self, request):  # noqa: ANN001, ANN202 - pytest's own signature
+        executed.add(self.argname)
+        return real(self, request)
+
+    monkeypatch.setattr(FixtureDef, "execute", execute)
+    case = next(c for c in corpus("alternatives") if c.assignment == "attention")
+    with api.Grader("attention") as grader:
+        card = grader.grade(case.write_submission(tmp_path))
+    assert card.score == card.max_score
+    assert not executed & {"student", "reference", "assignment", "fn", "dtype"}, executed
+    assert {"cases", "hidden_cases", "hidden_seed"} <= executed  # hidden_seed: asked for by hidden_cases

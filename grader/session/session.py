@@ -205,7 +205,7 @@ class Judge:
         """One check, its phases driven here rather than by pytest's per-test protocol (``runner``)."""
         self.plugin.begin(item)
         before = context.worker.incidents
-        ran = run_item(item, nextitem)
+        ran = run_item(item, nextitem, owner=self.plugin)
         # A pass during which the worker crashed or timed out does not count: fail closed.
         return self.plugin.verdict(item, ran, incident=context.worker.incidents != before)
 
