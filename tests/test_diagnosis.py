@@ -227,7 +227,7 @@ def test_a_named_mistake_shows_a_request_as_its_evidence(corpus_cards):
         assert re.match(r"`\w+\(.*\)`.* gives .*as with this mistake", example), example
 
 
-def test_the_evidence_comes_from_visible_checks_only(tmp_path):
+def test_the_evidence_comes_from_visible_checks_only(tmp_path, server):
     """Two students with a course secret get different hidden inputs; the example quoted to each is the same,
     because it is taken from a visible check (the same inputs for everyone), never from a hidden one."""
     from grader import api
@@ -236,20 +236,17 @@ def test_the_evidence_comes_from_visible_checks_only(tmp_path):
     secret.write_text("a course secret of more than sixteen bytes\n")
     case = next(c for c in MUTANTS if c.id == "attention/mutants/softmax_dim0")
     path = case.write_submission(tmp_path)
-    with api.Grader(case.assignment, course_secret_file=secret) as grader:
+    with api.Grader(case.assignment, course_secret_file=secret, server=server) as grader:
         assert grader.input_seed("alice") != grader.input_seed("bob")
         texts = [{d.exercise: d.text for d in grader.grade(path, student).diagnoses} for student in ("alice", "bob")]
     assert texts[0] == texts[1] and any("For example, `" in t for t in texts[0].values()), texts
 
 
-def test_an_exercise_no_mistake_fits_says_what_broke_first_and_where(tmp_path):
+def test_an_exercise_no_mistake_fits_says_what_broke_first_and_where(tmp_path, grade):
     """mha_proj_created_in_forward names no known mistake (its header says why); its card says which
     property broke first and the smallest input where the answers differ, once, above the exercise."""
-    from grader import api
-
     case = next(c for c in MUTANTS if c.id == "attention-modules/mutants/mha_proj_created_in_forward")
-    with api.Grader(case.assignment) as grader:
-        card = grader.grade(case.write_submission(tmp_path))
+    card = grade(case.write_submission(tmp_path), case.assignment)
     unnamed = [d for d in card.diagnoses if d.id == "unnamed"]
     assert len(unnamed) == 1 and unnamed[0].exercise == "MultiHeadAttention", card.diagnoses
     assert re.search(r"the first property that broke is `test_\w+", unnamed[0].text)
@@ -265,21 +262,19 @@ def test_nothing_is_said_where_no_answer_differs(corpus_cards, case_id):
     assert corpus_cards[case_id].diagnoses == ()
 
 
-def test_a_placeholder_is_told_by_its_gate_not_by_no_known_mistake(tmp_path):
+def test_a_placeholder_is_told_by_its_gate_not_by_no_known_mistake(tmp_path, grade):
     """Code that computes nothing fails its exercise's gate, which says so; a 'no known mistake fits' sentence
     beside it would send the student hunting for a bug in code they have not written yet."""
-    from grader import api
     from tests.corpus_cases import corpus
 
     cases = [c for c in corpus("placeholders") if c.id in ("attention/placeholders/zeros", "attention/placeholders/ones")]
     assert len(cases) == 2
-    with api.Grader("attention") as grader:
-        for case in cases:
-            card = grader.grade(case.write_submission(tmp_path / case.id.rsplit("/", 1)[1]))
-            gated = {c.exercise for c in card.checks if c.status == "failed" and "looks like a placeholder" in c.message}
-            assert gated, f"{case.id}: the placeholder should fail at least one exercise's gate"
-            said = [d.exercise for d in card.diagnoses if d.id == "unnamed" and d.exercise in gated]
-            assert not said, (case.id, said)
+    for case in cases:
+        card = grade(case.write_submission(tmp_path / case.id.rsplit("/", 1)[1]))
+        gated = {c.exercise for c in card.checks if c.status == "failed" and "looks like a placeholder" in c.message}
+        assert gated, f"{case.id}: the placeholder should fail at least one exercise's gate"
+        said = [d.exercise for d in card.diagnoses if d.id == "unnamed" and d.exercise in gated]
+        assert not said, (case.id, said)
 
 
 def test_unnamed_sentences_follow_the_card_order(corpus_cards):

@@ -148,13 +148,13 @@ sys.exit(code)
 '''
 
 
-@pytest.mark.parametrize("verb", ["grade", "check"])
-def test_the_cli_reads_the_config_in_a_fork_beside_torch_and_still_forks_the_server(verb: str, tmp_path: Path) -> None:
-    """``grader grade``/``check`` ask a fork about the config while they import torch (``ConfigCheck``):
-    the server is still a fork of the command's process, which has read nothing of the config."""
+def test_the_cli_reads_the_config_in_a_fork_beside_torch_and_still_forks_the_server(tmp_path: Path) -> None:
+    """``grader grade`` (and ``check``, through the same ``with_server``) ask a fork about the config while they
+    import torch (``ConfigCheck``): the server is still a fork of the command's process, which has read nothing
+    of the config."""
     target = tmp_path / "attention.py"
     target.write_text((ROOT / "solutions/attention.py").read_text(), encoding="utf-8")
-    args = [verb, str(target)] + (["--assignment", "attention", "--out", str(tmp_path / "c.json")] if verb == "grade" else [])
+    args = ["grade", str(target), "--assignment", "attention", "--out", str(tmp_path / "c.json")]
     done = subprocess.run([sys.executable, "-c", CLI_SCRIPT, "own", *args], capture_output=True, text=True, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

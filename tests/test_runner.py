@@ -58,12 +58,12 @@ def _sample(assignment: str) -> list:
 
 
 @pytest.mark.parametrize("assignment", sorted(CASES))
-def test_the_runner_gives_the_verdicts_of_pytests_own_protocol(assignment, tmp_path, monkeypatch):
+def test_the_runner_gives_the_verdicts_of_pytests_own_protocol(assignment, tmp_path, monkeypatch, server):
     files = [case.write_submission(tmp_path / case.kind) for case in _sample(assignment)]
-    with api.Grader(assignment) as grader:
+    with api.Grader(assignment, server=server) as grader:
         ours = [grader.grade(f) for f in files]
     monkeypatch.setattr("grader.session.Judge", ProtocolJudge)  # what api.Grader builds
-    with api.Grader(assignment) as grader:
+    with api.Grader(assignment, server=server) as grader:
         theirs = [grader.grade(f) for f in files]
     assert ProtocolJudge.checks_run >= len(files) * len(ours[0].checks), "pytest's protocol did not grade"
     endings = set()
@@ -133,7 +133,7 @@ def test_skip():
     assert run.stack_after == {}, "every item's fixtures were torn down"
 
 
-def test_plain_fixtures_are_handed_over_and_the_rest_stay_pytests(tmp_path, monkeypatch):
+def test_plain_fixtures_are_handed_over_and_the_rest_stay_pytests(tmp_path, monkeypatch, server):
     """The runner fills a check's direct parameters and the judge plugin's plain fixtures itself
     (``runner.plain_fixtures``); pytest's machinery still runs the conftest's fixtures. The verdicts are
     pytest's own either way (the test above)."""
@@ -148,7 +148,7 @@ def test_plain_fixtures_are_handed_over_and_the_rest_stay_pytests(tmp_path, monk
 
     monkeypatch.setattr(FixtureDef, "execute", execute)
     case = next(c for c in corpus("alternatives") if c.assignment == "attention")
-    with api.Grader("attention") as grader:
+    with api.Grader("attention", server=server) as grader:
         card = grader.grade(case.write_submission(tmp_path))
     assert card.score == card.max_score
     assert not executed & {"student", "reference", "assignment", "fn", "dtype"}, executed
