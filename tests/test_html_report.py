@@ -389,3 +389,16 @@ def test_the_page_loads_in_a_browser_and_draws(chromium, cards, tmp_path):
     drawn = {rgb: n for n, rgb in colours}
     assert drawn.get((215, 25, 28), 0) > 200  # the red outline of the cells leaking into the future
     assert drawn.get((8, 29, 88), 0) > 200  # the darkest weight (the reference's 1.0 cells)
+
+
+def test_rendering_a_graded_card_loads_neither_torch_nor_the_grader(cards, tmp_path):
+    """``grader export html`` of cards graded earlier only reads and writes text: no ``import torch`` (~1.5 s),
+    no judge. The entropy hint, the one piece of the figures' code a page needs, lives with the page."""
+    card = tmp_path / "card.json"
+    card.write_text(cards["reference"].to_json(), encoding="utf-8")
+    script = ("import json, sys\nfrom grader import cli\n"
+              f"code = cli.main(['export', 'html', {str(card)!r}, '--out', {str(tmp_path / 'pages')!r}])\n"
+              "print(json.dumps([code, sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'pytest'})]))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [0, []], done.stderr[-2000:]
+    assert "figure" in next((tmp_path / "pages").glob("*.html")).read_text(encoding="utf-8")

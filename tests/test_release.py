@@ -372,6 +372,7 @@ def test_the_kit_gives_the_same_visible_verdicts_as_the_reference(release, serve
         assert cases
         with api.Grader(aid, server=server, visible_only=True, config_path=kit_config) as student:
             for case in cases:
+                assert not corpus_cards[case.id].grader_error, f"{case.id}: {corpus_cards[case.id].grader_error}"
                 want = [(c.id, c.status, c.message.split("\nLikely mistake: ")[0])
                         for c in corpus_cards[case.id].checks if c.visibility == "visible"]
                 assert want, f"{case.id}: the course card has no visible check"

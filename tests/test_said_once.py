@@ -16,7 +16,7 @@ import pytest
 from grader import api
 from grader.export import views
 from grader.export import gradescope, html, text
-from grader.figures import entropy_hint
+from grader.export.html import entropy_hint
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import corpus

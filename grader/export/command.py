@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
-from grader.export import canvas, gradebook_csv, gradescope, html, junit, moodle, pytest_json
+from grader.export import canvas, gradebook_csv, gradescope, html, junit, moodle
 from grader.export.gradebook import Row, exercise_scores, row_from_card
 from grader.batch.roster import read_roster
 from grader.scorecard import Scorecard
@@ -195,7 +195,10 @@ def _batch_assignment(folder: Path) -> str:
 
 
 def write_pytest_reports(cards: Sequence[tuple[str, Scorecard]], out: Path, view: str) -> None:
-    """One pytest-json-report file per card, ``out/<student>.report.json``."""
+    """One pytest-json-report file per card, ``out/<student>.report.json``. Its module imports pytest (~0.1 s),
+    which no other format needs: imported here."""
+    from grader.export import pytest_json
+
     _write_each(cards, out, "pytest-json", "reports", lambda card, path: pytest_json.write(card, path, view=view),
                 ".report.json")
 

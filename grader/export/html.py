@@ -227,16 +227,8 @@ def _head_entropy(figure: dict[str, Any], failed: set[str] = frozenset()) -> dic
                              line_text="uniform weights over the past")
     gaps = [abs(a - b) for a, b in zip(student, reference)]
     return {"chart": chart, "matches": len(student) == len(reference) and max(gaps, default=0.0) <= 1e-3,
-            "collapsed": [h for h, v in enumerate(student) if v < 0.05], "hint": _entropy_hint(failed),
+            "collapsed": [h for h, v in enumerate(student) if v < 0.05], "hint": entropy_hint(failed),
             "own_entropy_failed": "attention_entropy" in failed}
-
-
-def _entropy_hint(failed: set[str]) -> str:
-    """``figures.entropy_hint``, imported here only: ``grader.figures`` loads torch, which a page
-    rendered from cards graded earlier (``grader export html``) does not otherwise need."""
-    from grader.figures import entropy_hint
-
-    return entropy_hint(failed)
 
 
 def _break_it(figure: dict[str, Any]) -> dict[str, Any]:
@@ -264,3 +256,31 @@ def _largest_difference(a: list[list[float]], b: list[list[float]]) -> tuple[flo
 
 def _vector(values: list[float]) -> str:
     return "[" + ", ".join(f"{float(v):.3f}" for v in values) + "]"
+
+
+# What can make multi_head_attention's per-head entropies differ from the reference's, by the exercise
+# whose checks would fail: a hint names only the causes the card's failed checks point at.
+ENTROPY_CAUSES: tuple[tuple[str, str], ...] = (
+    ("attention_scores", "the raw scores q @ kᵀ (`attention_scores`)"),
+    ("scale_scores", "the scale: divide the scores by √d_head (`scale_scores`)"),
+    ("causal_mask", "the causal mask: row t may look at positions 0..t (`causal_mask`)"),
+    ("apply_mask", "masking: future scores set to −∞ before the softmax (`apply_mask`)"),
+    ("softmax", "the softmax: each row a distribution over the keys (`softmax`)"),
+    ("attention", "the order inside `attention`: scores, scale, mask, softmax, never a mask after the softmax"),
+    ("split_heads", "how the channels are split into heads: head h holds channels h·d_head..(h+1)·d_head (`split_heads`)"),
+    ("multi_head_attention", "`multi_head_attention` itself: each head's scores scaled by √(C / H) once, "
+                             "the weights returned per head"),
+)
+
+
+def entropy_hint(failed_exercises: set[str]) -> str:
+    """Why the heads' entropies may differ, naming only the steps whose checks failed on this card.
+
+    A picture cannot tell a bad split from a mask after the softmax; the checks can. Where none of
+    the steps the weights depend on failed, the hint says so instead of guessing a cause.
+    """
+    causes = [text for exercise, text in ENTROPY_CAUSES if exercise in failed_exercises]
+    if causes:
+        return "The checks that failed point at " + "; ".join(causes) + "."
+    return ("The checks of the steps these weights come from passed, so compare the weights drawn above "
+            "with the reference's to see where they part.")
