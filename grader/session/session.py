@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import torch
 
+from grader import scorecard
 from grader.config import CHECKS_ROOT, AssignmentConfig
 from grader.diagnosis.catalogue import CatalogueError, load_catalogue
 from grader.diagnosis.diagnose import Diagnoser
@@ -180,6 +181,7 @@ class Judge:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         warm_up_judge()  # while the caller waits for the worker server, not during the first submission
+        scorecard.compile_validator()  # the card's schema, needed once the first card is written
         while (context := self._inbox.get()) is not None:
             try:
                 if self._collect_errors:
