@@ -189,8 +189,8 @@ class Grader:
     def __enter__(self) -> Grader:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.close(wait=exc_type is None)  # leaving on an error (a Ctrl-C mid-grade): no wait for a running check
 
 
 def grade(path: Path, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,

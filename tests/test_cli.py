@@ -214,3 +214,64 @@ def test_grade_writes_nothing_but_its_outputs(tmp_path):
     card = json.loads((work / "card.json").read_text())
     properties = {c["id"]: c["status"] for c in card["checks"] if "on_random_shapes" in c["id"]}  # hypothesis's
     assert len(properties) == 2 and set(properties.values()) == {"passed"}, properties
+
+
+def _descendants(pid: int) -> set[int]:
+    """``pid``'s children, theirs, and so on, from /proc."""
+    parents: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                parents.setdefault(int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1]), []).append(int(proc.name))
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = set(), [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _torch_loading(pid: int) -> bool:
+    try:
+        return "libtorch" in Path(f"/proc/{pid}/maps").read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("when", ["while torch loads", "inside a hanging check"])
+def test_ctrl_c_is_one_line_and_exit_130_and_leaves_no_process(tmp_path, when):
+    """Ctrl-C during `grader grade`, at any stage: `grader: interrupted`, exit 130, no traceback, and the worker
+    server and the sandboxed child go too. Each moment is waited for by what /proc shows, never by a sleep:
+    torch's library mapped into the process, or the sandboxed child (the server's child) running a file that
+    loops in softmax."""
+    import signal
+    import time
+
+    from tests.corpus_cases import corpus
+
+    hang = next(c for c in corpus("hostile") if c.path.stem == "loop_in_softmax")
+    sub = tmp_path / "attention.py"
+    sub.write_text(hang.source(), encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "grade", str(sub), "--assignment", "attention",
+                             "--out", str(tmp_path / "card.json")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline, seen = time.monotonic() + 120, set()
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            seen = _descendants(proc.pid)
+            grandchildren = {p for c in seen for p in _descendants(c)}
+            if _torch_loading(proc.pid) if when == "while torch loads" else grandchildren:
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, "the grade ended before the moment this test waits for"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, err) == (130, "grader: interrupted\n"), err[-2000:]
+    assert not (tmp_path / "card.json").exists()
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in seen):
+        time.sleep(0.05)
+    assert not [p for p in seen if Path(f"/proc/{p}").exists()], "a process of the grade was left running"

@@ -14,6 +14,8 @@ import sys
 from grader.cli.course import cmd_ci, cmd_export, cmd_gradescope, cmd_keygen, cmd_new_exercise, cmd_release
 from grader.cli.grading import cmd_check, cmd_grade, cmd_grade_all, cmd_merge, cmd_override
 from grader.cli.parser import REPORT_FORMATS, REPORT_VIEWS, build_parser  # noqa: F401 - the CLI's API
+from grader.cli.shared import fail
+from grader.exits import EXIT_STOPPED
 
 COMMANDS = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, "release": cmd_release,
             "keygen": cmd_keygen, "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export,
@@ -30,12 +32,16 @@ def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
 
 
 def run() -> None:
-    """The console entry point: exit without tearing torch's modules down (~0.5 s).
+    """The console entry point: exit without tearing torch's modules down (~0.5 s); Ctrl-C is one line and
+    exit 130, whenever it comes.
 
     Everything the command writes is closed and flushed by then, and its
     worker server has exited; only the interpreter's own clean-up is skipped.
     """
-    code = main(own_process=True)
+    try:
+        code = main(own_process=True)
+    except KeyboardInterrupt:  # Ctrl-C where no command stops on its own (grade-all does): one line, no traceback
+        code = fail("interrupted", EXIT_STOPPED)
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
