@@ -153,3 +153,37 @@ def test_plain_fixtures_are_handed_over_and_the_rest_stay_pytests(tmp_path, monk
     assert card.score == card.max_score
     assert not executed & {"student", "reference", "assignment", "fn", "dtype"}, executed
     assert {"cases", "hidden_cases", "hidden_seed"} <= executed  # hidden_seed: asked for by hidden_cases
+
+
+def test_two_judges_of_one_process_never_collect_at_once(monkeypatch):
+    """Collection imports the check modules into the process's one ``sys.modules``; judges made back to back
+    (a student kit's and the course's, as test_release makes them) take turns (``session.COLLECTING``)."""
+    import threading
+    import time
+
+    from grader import session as checking
+    from grader.config import load_config
+    from grader.session.plugin import GraderPlugin
+
+    spans: dict[int, list[float]] = {}
+    configure, finish = GraderPlugin.pytest_configure, Judge.pytest_collection_finish
+
+    def configured(self, config):  # noqa: ANN001, ANN202 - pytest's hook signature
+        spans[threading.get_ident()] = [time.monotonic()]
+        return configure(self, config)
+
+    def finished(self, session):  # noqa: ANN001, ANN202
+        spans[threading.get_ident()].append(time.monotonic())
+        return finish(self, session)
+
+    monkeypatch.setattr(GraderPlugin, "pytest_configure", configured)
+    monkeypatch.setattr(Judge, "pytest_collection_finish", finished)
+    config = load_config()
+    judges = [checking.Judge(config.assignment(aid), cuda=False) for aid in ("attention", "attention-modules")]
+    try:
+        assert all(j.collected() for j in judges)
+    finally:
+        for judge in judges:
+            judge.close()
+    (a_start, a_end), (b_start, b_end) = sorted(spans.values())
+    assert a_end <= b_start, f"the second judge began configuring {a_end - b_start:.3f} s before the first had collected"

@@ -83,6 +83,12 @@ PYTEST_ARGS = (
 )
 
 
+# Held by a judge while pytest configures and collects: the check modules and their conftests are imported
+# into the process's one ``sys.modules`` (pytest's importlib mode does it by hand, outside Python's import
+# lock), so two judges of one process collecting at once could each see the other's half-made module.
+COLLECTING = threading.Lock()
+
+
 class Judge:
     """One pytest session kept open for many submissions of one assignment.
 
@@ -131,6 +137,7 @@ class Judge:
         self._collected: list[CollectedCheck] | None = None
         self._collected_ready = threading.Event()  # set once collection ends, or the session does
         self._exit: int | None = None
+        self._released = False  # ``COLLECTING`` given back (``_collection_over``)
         self._thread = threading.Thread(target=self._session, name="judge", daemon=True)
         if self._broken is None:
             self._thread.start()
@@ -138,11 +145,19 @@ class Judge:
     def _session(self) -> None:
         # The conftests load while pytest configures, the check modules while it collects: plain, until then.
         self._plain = PlainImports(CHECKS_ROOT)
+        COLLECTING.acquire()  # released as collection ends (``_collection_over``), or below
         try:
             with self._plain:
                 self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
         finally:
+            self._collection_over()
             self._collected_ready.set()  # a session that never collected must not leave ``collected`` waiting
+
+    def _collection_over(self) -> None:
+        """Other judges of this process may collect now; once only."""
+        if not self._released:
+            self._released = True
+            COLLECTING.release()
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         if not self._visible_only:
@@ -158,6 +173,7 @@ class Judge:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self._plain.remove()  # every check module is imported: other imports go back to the usual finders
+        self._collection_over()
         if not self._collect_errors:
             self._collected = [CollectedCheck(test_name(item), item.nodeid.rsplit("::", 1)[-1], exercise_of(item))
                                for item in session.items]
