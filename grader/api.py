@@ -136,7 +136,7 @@ class Grader:
         try:
             with tempfile.TemporaryDirectory(prefix="grader-scratch-") as scratch:
                 worker = SubmissionWorker(self.server, submission.source, submission.filename, assignment.limits,
-                                          Path(scratch))
+                                          Path(scratch), where=submission.where)
                 worker.ensure_started()
                 env["isolation"] = dict(sorted(worker.layers.items()))
                 _enforce_strict(self.strict, worker.layers)
@@ -219,7 +219,7 @@ def _load_problem(worker: SubmissionWorker) -> str | None:
     carry it; the card says it once (``Scorecard.problem``)."""
     if worker.load_error is None:
         return None
-    return session.clip(LoadFailed(worker.load_error).student_message())
+    return session.clip(LoadFailed(worker.load_error, worker.where).student_message())
 
 
 def _enforce_strict(strict: bool, active: dict[str, str]) -> None:

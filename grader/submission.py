@@ -56,9 +56,16 @@ class Submission:
     flags: tuple[Finding, ...] = ()
     tree: ast.Module | None = field(default=None, compare=False, repr=False)
     notebook: NotebookReport | None = None  # for a notebook: what was left out, and why
+    places: tuple[tuple[int, int] | None, ...] = field(default=(), compare=False, repr=False)  # notebook: line -> (cell, line)
 
     def attempted(self, name: str) -> bool:
         return name in self.defined and name not in self.stubs
+
+    def where(self, line: int) -> str:
+        """Line ``line`` of the graded source as the student finds it: ``line 12`` in a .py file, ``cell 4,
+        line 3`` in a notebook (whose graded source is its kept statements put together)."""
+        place = self.places[line - 1] if 0 < line <= len(self.places) else None
+        return f"cell {place[0]}, line {place[1]}" if place else f"line {line}"
 
 
 def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) -> Submission:
@@ -82,7 +89,7 @@ def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) 
         except notebook.NotebookError as exc:
             return Submission(**base, source="", problem=str(exc))
         _check_code_size(path, notebook.code_bytes(nb))
-        text, base["notebook"] = notebook.extract_notebook(nb)
+        text, base["notebook"], base["places"] = notebook.extract_notebook(nb)
         if not text.strip():
             return Submission(**base, source=text, problem="the notebook defines nothing that can be graded")
     if not text.strip():
@@ -93,7 +100,7 @@ def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) 
         return Submission(
             **base,
             source=text,
-            problem=f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}",
+            problem=f"syntax error at {Submission(**base, source=text).where(exc.lineno or 0)}, column {exc.offset}: {exc.msg}",
             problem_line=exc.lineno,
         )
     except (ValueError, RecursionError, MemoryError) as exc:

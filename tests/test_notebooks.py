@@ -152,3 +152,39 @@ def test_the_keep_rule(source: str, kept: bool) -> None:
                                   else tree.body[-2])
     assert (last in graded) is kept, (graded, report)
     assert bool(report.dropped) is not kept
+
+
+def _with_softmax(body: str) -> nbformat.NotebookNode:
+    """The reference in cell 2, a demo cell 3 (left out), and ``softmax`` written in cell 4."""
+    rest = "\n\n".join(c for c in reference_cells() if "def softmax(" not in c)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Attention"), nbformat.v4.new_code_cell(rest),
+                nbformat.v4.new_code_cell("x = torch.randn(3)\nprint(x)\nx"),
+                nbformat.v4.new_code_cell("def softmax(x, dim=-1):\n" + body)]
+    return nb
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("    m = x.max(dim, keepdim=True).values\n    raise ValueError('boom')\n",
+     "`softmax` raised ValueError (cell 4, line 3): boom"),
+    ("    return torch.softmax(x, dim)\n", "it uses `softmax` (cell 4, line 2, in `softmax`)"),
+])
+def test_a_notebooks_messages_name_the_cell_and_its_line(grade, tmp_path: Path, body: str, expected: str) -> None:
+    """An error raised in a notebook, or a forbidden call found in it, is placed where the student finds it:
+    its cell and the line in that cell, not a line of the graded source the extraction put together."""
+    path = tmp_path / "attention.ipynb"
+    path.write_text(nbformat.writes(_with_softmax(body)), encoding="utf-8")
+    messages = [c.message for c in grade(path).checks if c.exercise == "softmax"]
+    assert any(expected in m for m in messages), messages
+    assert not any("(line " in m for m in messages), messages
+
+
+def test_a_notebooks_places_map_each_graded_line_to_its_cell() -> None:
+    graded, _ = notebook.extract(nbformat.writes(_with_softmax("    return x\n")))
+    submission_lines = graded.splitlines()
+    _, _, places = notebook.extract_notebook(nbformat.reads(nbformat.writes(_with_softmax("    return x\n")), 4))
+    assert len(places) == len(submission_lines)
+    cell4 = [i for i, p in enumerate(places) if p and p[0] == 4]
+    assert [submission_lines[i] for i in cell4] == ["def softmax(x, dim=-1):", "    return x"]
+    assert [places[i] for i in cell4] == [(4, 1), (4, 2)]
+    assert all(places[i] is None for i, line in enumerate(submission_lines) if line.startswith("# --- cell"))

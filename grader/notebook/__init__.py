@@ -78,13 +78,19 @@ from grader.scorecard import CellNote, NotebookReport
 __all__ = ["NotebookError", "code_bytes", "extract", "extract_notebook", "matters", "read"]
 
 
+Place = tuple[int, int]  # (cell, line in that cell) of one line of the graded source
+
+
 def extract(text: str) -> tuple[str, NotebookReport]:
     """The source to grade (kept statements, cell by cell) and what was left out, and why."""
-    return extract_notebook(read(text))
+    source, report, _ = extract_notebook(read(text))
+    return source, report
 
 
-def extract_notebook(nb: Any) -> tuple[str, NotebookReport]:
-    """``extract`` for a notebook already read (``read``)."""
+def extract_notebook(nb: Any) -> tuple[str, NotebookReport, tuple[Place | None, ...]]:
+    """``extract`` for a notebook already read (``read``), and where each line of the source came from
+    (None for the lines the extraction adds: a cell's marker, the blank line between cells), so a line
+    number Python reports in the graded source can be said as the student's cell and line."""
     statements: list[Statement] = []
     notes: list[CellNote] = []
     failed: list[CellNote] = []
@@ -95,13 +101,17 @@ def extract_notebook(nb: Any) -> tuple[str, NotebookReport]:
         code_cells += 1
         statements += _cell_statements(str(cell.get("source", "")), number, notes, failed)
     reasons = Decision(statements).reasons()
-    parts: dict[int, list[str]] = {}
+    parts: dict[int, list[Statement]] = {}
     for s, reason in zip(statements, reasons):
         if reason:
             notes.append(CellNote(s.cell, s.line, s.code, reason))
         else:
-            parts.setdefault(s.cell, []).append(s.text)
-    source = "\n\n".join(f"# --- cell {n} ---\n" + "\n".join(texts) for n, texts in parts.items())
+            parts.setdefault(s.cell, []).append(s)
+    source = "\n\n".join(f"# --- cell {n} ---\n" + "\n".join(s.text for s in kept) for n, kept in parts.items())
+    places: list[Place | None] = []
+    for n, kept in parts.items():
+        places += [None] * (2 if places else 1)  # the blank line between cells, then the cell's marker
+        places += [(n, s.line + i) for s in kept for i in range(len(s.text.split("\n")))]
     notes.sort(key=lambda n: (n.cell, n.line))
     report = NotebookReport(len(nb.cells), code_cells, tuple(notes), tuple(failed))
-    return source + "\n", report
+    return source + "\n", report, tuple(places)

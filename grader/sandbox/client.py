@@ -30,6 +30,7 @@ from grader.sandbox.errors import (
     StudentCrash,
     StudentError,
     StudentTimeout,
+    Where,
     WorkerUnavailable,
 )
 
@@ -68,8 +69,12 @@ class Child:
 class SubmissionWorker:
     """All student code for one submission runs through here, in a child process."""
 
-    def __init__(self, server: WorkerServer, source: str, filename: str, limits: Limits, scratch: Path) -> None:
+    def __init__(self, server: WorkerServer, source: str, filename: str, limits: Limits, scratch: Path,
+                 where: Where = None) -> None:
+        """``where``: a line of ``source`` as the student finds it (``Submission.where``: a notebook's cell
+        and line), for the messages of errors raised by their code."""
         self.server, self.source, self.filename, self.limits = server, source, filename, limits
+        self.where = where
         self.scratch = scratch
         self.incidents = 0  # crashes and timeouts so far: a check that saw one cannot pass
         self.layers: dict[str, str] = {}
@@ -156,7 +161,7 @@ class SubmissionWorker:
         if self.load_error is None and self._child is None:
             self._start()
         if self.load_error is not None:  # a file that failed to load is never run again
-            raise LoadFailed(self.load_error)
+            raise LoadFailed(self.load_error, self.where)
         if what in self._timed_out:
             raise StudentTimeout(what, "", f"{self._timed_out[what]} (it hung in an earlier check, so it was not run again)")
         if self._spent > self.limits.submission_wall_seconds:
@@ -253,16 +258,17 @@ def _describe_status(status: int | None) -> str:
     return "the worker process died"
 
 
-def raise_for_reply(reply: dict, called: str) -> None:
-    """Map a failed reply to the typed error the checks and scoring understand."""
+def raise_for_reply(reply: dict, called: str, where: Where = None) -> None:
+    """Map a failed reply to the typed error the checks and scoring understand; ``where`` says a line of the
+    graded source as the student finds it (a notebook's cell and line)."""
     if reply.get("ok"):
         return
     kind = reply.get("kind")
     if kind == "not_defined":
         raise NotDefined(called, reply.get("message", ""))
     if kind == "not_implemented":
-        where = reply.get("function")
-        if where in (None, called, "__init__", "forward"):
+        function = reply.get("function")
+        if function in (None, called, "__init__", "forward"):
             raise NotAttempted(called)
-        raise StudentError(called, reply, note=f"it calls `{where}`, which is not implemented yet")
-    raise StudentError(called, reply)
+        raise StudentError(called, reply, note=f"it calls `{function}`, which is not implemented yet", where=where)
+    raise StudentError(called, reply, where=where)

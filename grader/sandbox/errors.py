@@ -8,6 +8,16 @@ Scoring maps each to a check status and a message a student can act on:
 
 from __future__ import annotations
 
+from typing import Callable
+
+Where = Callable[[int], str] | None  # a line of the graded source as the student finds it (``Submission.where``)
+
+
+def place(reply: dict, where: Where) -> str:
+    """Where the student's code raised: ``line 12``, or ``cell 4, line 3`` for a notebook (``where``)."""
+    line = int(reply["line"])
+    return where(line) if where is not None else f"line {line}"
+
 
 class WorkerUnavailable(Exception):
     """The sandbox itself could not run: a grader problem, never a student's."""
@@ -51,13 +61,13 @@ class StudentCrash(StudentProblem):
 class StudentError(StudentProblem):
     """The student's code raised; ``reply`` holds the plain facts the worker sent."""
 
-    def __init__(self, name: str, reply: dict, note: str = "") -> None:
+    def __init__(self, name: str, reply: dict, note: str = "", where: Where = None) -> None:
         self.name = name
         self.reply = reply
         self.exc_type = str(reply.get("type") or reply.get("kind") or "error")
         self.builtin = bool(reply.get("builtin"))
         text = str(reply.get("message") or "")
-        where = f" (line {reply['line']})" if reply.get("line") else ""
+        where = f" ({place(reply, where)})" if reply.get("line") else ""
         if reply.get("kind") == "memory":
             detail = f"ran out of memory{where}: {text}"
         else:
@@ -68,8 +78,8 @@ class StudentError(StudentProblem):
 class LoadFailed(StudentProblem):
     """The file itself could not be loaded (an exception, hang or crash at import)."""
 
-    def __init__(self, reply: dict) -> None:
+    def __init__(self, reply: dict, where: Where = None) -> None:
         self.reply = reply
-        where = f" at line {reply['line']}" if reply.get("line") else ""
+        where = f" at {place(reply, where)}" if reply.get("line") else ""
         kind = reply.get("type") or reply.get("kind")
         super().__init__(f"your file could not be loaded: {kind}{where}: {reply.get('message', '')}")

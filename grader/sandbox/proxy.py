@@ -62,7 +62,7 @@ class StudentProxy:
         """Whether the loaded submission defines ``name``; raises LoadFailed if it did not load."""
         self._worker.ensure_started()
         if self._worker.load_error is not None:
-            raise LoadFailed(self._worker.load_error)
+            raise LoadFailed(self._worker.load_error, self._worker.where)
         return name in self._worker.names
 
     def call(
@@ -111,5 +111,5 @@ class StudentProxy:
     def _raise(self, reply: dict, name: str) -> None:
         if reply.get("kind") == "memory":
             reply = {**reply, "message": f"memory limit {self._worker.limits.memory_mib} MiB exceeded"}
-        raise_for_reply(reply, name)
+        raise_for_reply(reply, name, self._worker.where)
 

@@ -99,6 +99,6 @@ def test_softmax_written_by_hand(student, submission, assignment):
     exercise = assignment.exercise("softmax")
     found = forbidden_in(submission.tree, "softmax", exercise.forbidden_calls, assignment.flagged_calls)
     assert not found, (
-        f"`softmax` must be written by hand, but it uses `{found[0].name}` (line {found[0].line}, in `{found[0].function}`). "
+        f"`softmax` must be written by hand, but it uses `{found[0].name}` ({submission.where(found[0].line)}, in `{found[0].function}`). "
         "Use max, exp and sum; torch's softmax is fine everywhere else."
     )
