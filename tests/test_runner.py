@@ -155,21 +155,34 @@ def test_plain_fixtures_are_handed_over_and_the_rest_stay_pytests(tmp_path, monk
     assert {"cases", "hidden_cases", "hidden_seed"} <= executed  # hidden_seed: asked for by hidden_cases
 
 
-def test_two_judges_of_one_process_never_collect_at_once(monkeypatch):
-    """Collection imports the check modules into the process's one ``sys.modules``; judges made back to back
-    (a student kit's and the course's, as test_release makes them) take turns (``session.COLLECTING``)."""
+def test_two_judges_of_one_process_never_import_at_once(monkeypatch):
+    """A judge imports by hand (its reference as it is made, its check modules as pytest collects); judges made
+    back to back (a student kit's and the course's, as test_release makes them; both assignments', as
+    test_seeds does) take turns (``plugin.IMPORTING``): no reference is loaded and no two judges collect
+    at the same time, whichever thread gets there first."""
     import threading
     import time
 
     from grader import session as checking
     from grader.config import load_config
+    from grader.session import plugin
     from grader.session.plugin import GraderPlugin
 
     spans: dict[int, list[float]] = {}
-    configure, finish = GraderPlugin.pytest_configure, Judge.pytest_collection_finish
+    loads: list[tuple[float, float]] = []
+    configure, finish, load = GraderPlugin.pytest_configure, Judge.pytest_collection_finish, plugin.load_reference
+
+    def loaded(path):  # noqa: ANN001, ANN202
+        start = time.monotonic()
+        module = load(path)
+        loads.append((start, time.monotonic()))
+        return module
+
+    first_inside = threading.Event()
 
     def configured(self, config):  # noqa: ANN001, ANN202 - pytest's hook signature
         spans[threading.get_ident()] = [time.monotonic()]
+        first_inside.set()
         return configure(self, config)
 
     def finished(self, session):  # noqa: ANN001, ANN202
@@ -178,12 +191,18 @@ def test_two_judges_of_one_process_never_collect_at_once(monkeypatch):
 
     monkeypatch.setattr(GraderPlugin, "pytest_configure", configured)
     monkeypatch.setattr(Judge, "pytest_collection_finish", finished)
+    monkeypatch.setattr(plugin, "load_reference", loaded)
     config = load_config()
-    judges = [checking.Judge(config.assignment(aid), cuda=False) for aid in ("attention", "attention-modules")]
+    judges = [checking.Judge(config.assignment("attention"), cuda=False)]
+    assert first_inside.wait(120)  # the first judge's pytest is configuring: the second is made now
+    judges.append(checking.Judge(config.assignment("attention-modules"), cuda=False))
     try:
         assert all(j.collected() for j in judges)
     finally:
         for judge in judges:
             judge.close()
-    (a_start, a_end), (b_start, b_end) = sorted(spans.values())
-    assert a_end <= b_start, f"the second judge began configuring {a_end - b_start:.3f} s before the first had collected"
+    collecting = [tuple(span) for span in spans.values()]
+    assert len(collecting) == 2 and len(loads) == 2
+    intervals = sorted([(*span, "collects") for span in collecting] + [(*span, "loads its reference") for span in loads])
+    for (_, end, what), (start, _, then) in zip(intervals, intervals[1:]):
+        assert end <= start, f"one judge {then} while another {what} ({end - start:.3f} s of overlap)"

@@ -5,6 +5,7 @@ recorded for every test from pytest's own reports."""
 from __future__ import annotations
 
 import importlib.util
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +28,15 @@ class ChecksBroken(Exception):
     """The hidden checks themselves could not be collected or run: a grader bug."""
 
 
+# Held while a judge imports by hand: its reference and catalogue (``load_reference``, ``Judge.__init__``),
+# then its check modules and conftests while pytest configures and collects (pytest's importlib mode), all
+# outside Python's import lock. Two judges of one process made back to back did both at once: a half-made
+# module seen by the other, or CPython's own "SystemError: bad argument to internal function" while the
+# reference's classes were made (both seen in the suite). Re-entrant: the judge's constructor holds it
+# around ``load_reference``, which takes it too (the figures load the reference on their own).
+IMPORTING = threading.RLock()
+
+
 def load_reference(path: Path) -> ModuleType:
     """Import the reference solution in the judge (trusted code only)."""
     name = f"_reference_{path.stem}"
@@ -34,7 +44,8 @@ def load_reference(path: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ChecksBroken(f"cannot load the reference {path}")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    with IMPORTING:
+        spec.loader.exec_module(module)
     return module
 
 

@@ -26,7 +26,8 @@ from grader.sandbox.warmup import warm_up_judge
 from grader.session.hypothesis_setup import quiet_hypothesis
 from grader.session.runner import run_item
 from grader.session.verdicts import CollectedCheck, Verdict, with_diagnoses
-from grader.session.plugin import ChecksBroken, Context, GraderPlugin, ReferenceFor, exercise_of, test_name, reference_source
+from grader.session.plugin import (IMPORTING, ChecksBroken, Context, GraderPlugin, ReferenceFor, exercise_of,
+                                   reference_source, test_name)
 
 
 class PlainImports:
@@ -83,10 +84,6 @@ PYTEST_ARGS = (
 )
 
 
-# Held by a judge while pytest configures and collects: the check modules and their conftests are imported
-# into the process's one ``sys.modules`` (pytest's importlib mode does it by hand, outside Python's import
-# lock), so two judges of one process collecting at once could each see the other's half-made module.
-COLLECTING = threading.Lock()
 
 
 class Judge:
@@ -117,8 +114,9 @@ class Judge:
         answers: ReferenceFor = lambda check_id: ModuleType("unloadable_reference")  # noqa: E731
         diagnoser = None
         try:
-            answers = reference or reference_source(assignment)
-            diagnoser = diagnoser_for(assignment) if reference is None else None
+            with IMPORTING:
+                answers = reference or reference_source(assignment)
+                diagnoser = diagnoser_for(assignment) if reference is None else None
         except CatalogueError as exc:
             self._broken = ChecksBroken(f"the catalogue of known mistakes is broken: {exc}")
         except ChecksBroken as exc:
@@ -137,7 +135,7 @@ class Judge:
         self._collected: list[CollectedCheck] | None = None
         self._collected_ready = threading.Event()  # set once collection ends, or the session does
         self._exit: int | None = None
-        self._released = False  # ``COLLECTING`` given back (``_collection_over``)
+        self._released = False  # ``IMPORTING`` given back (``_collection_over``)
         self._thread = threading.Thread(target=self._session, name="judge", daemon=True)
         if self._broken is None:
             self._thread.start()
@@ -145,7 +143,7 @@ class Judge:
     def _session(self) -> None:
         # The conftests load while pytest configures, the check modules while it collects: plain, until then.
         self._plain = PlainImports(CHECKS_ROOT)
-        COLLECTING.acquire()  # released as collection ends (``_collection_over``), or below
+        IMPORTING.acquire()  # released as collection ends (``_collection_over``), or below
         try:
             with self._plain:
                 self._exit = int(pytest.main(self._args, plugins=[self.plugin, self]))
@@ -157,7 +155,7 @@ class Judge:
         """Other judges of this process may collect now; once only."""
         if not self._released:
             self._released = True
-            COLLECTING.release()
+            IMPORTING.release()
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         if not self._visible_only:
