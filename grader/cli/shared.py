@@ -52,16 +52,16 @@ class ConfigCheck:
     """
 
     def __init__(self, args: argparse.Namespace, exit_at_once: bool) -> None:
-        self._args, self._known, self._asked_here, self._text = args, False, None, ""
-        self._exit_at_once = exit_at_once
+        self._args, self._exit_at_once = args, exit_at_once
+        self._text: str | None = None  # the fork's answer ("" when all is well); None until it came
+        self._waiter: threading.Thread | None = None
         read, write = os.pipe()
         try:
             pid = os.fork()
         except OSError:
             os.close(read)
             os.close(write)
-            self._asked_here = config_problem(args)
-            self._known, self._waiter = True, None
+            self._text = config_problem(args) or ""
             return
         if pid == 0:  # the fork: answer and leave, whatever happens
             code = 1
@@ -81,7 +81,7 @@ class ConfigCheck:
         _, status = os.waitpid(pid, 0)
         if os.waitstatus_to_exitcode(status) != 0:
             return  # the fork failed to answer: ``answer`` asks in this process
-        self._known, self._text = True, text
+        self._text = text
         if text and self._exit_at_once:
             code = fail(text)
             sys.stderr.flush()
@@ -91,9 +91,9 @@ class ConfigCheck:
         """None when the config and the assignment are fine; otherwise the one line to print."""
         if self._waiter is not None:
             self._waiter.join()
-        if not self._known:  # the fork failed to answer: ask here (then the server starts as a fresh one)
+        if self._text is None:  # the fork failed to answer: ask here (then the server starts as a fresh one)
             return config_problem(self._args)
-        return self._asked_here if self._waiter is None else (self._text or None)
+        return self._text or None
 
 
 def config_problem(args: argparse.Namespace) -> str | None:

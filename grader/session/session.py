@@ -84,8 +84,6 @@ PYTEST_ARGS = (
 )
 
 
-
-
 class Judge:
     """One pytest session kept open for many submissions of one assignment.
 
