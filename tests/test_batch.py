@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from grader import batch, cli
+from grader.batch.merge import merge as merge_shards
 from grader.batch import intake
 from grader.config import load_config
 from grader.export.gradebook import Row
@@ -238,11 +239,11 @@ def test_merge_refuses_shards_graded_differently(graded, tmp_path: Path) -> None
     manifest["fingerprint"] = "0" * 64
     (other / "batch.json").write_text(json.dumps(manifest))
     with pytest.raises(batch.MergeError, match="different assignment, config, checks or grader"):
-        batch.merge([graded[0], other], tmp_path / "merged")
+        merge_shards([graded[0], other], tmp_path / "merged")
     with pytest.raises(batch.MergeError, match="not a finished grade-all output"):
-        batch.merge([graded[0], tmp_path], tmp_path / "merged2")
+        merge_shards([graded[0], tmp_path], tmp_path / "merged2")
     with pytest.raises(batch.MergeError, match="one of the folders"):
-        batch.merge([graded[0]], graded[0])
+        merge_shards([graded[0]], graded[0])
 
 
 def test_a_student_graded_differently_in_two_shards_becomes_an_error_row(graded, tmp_path: Path) -> None:
@@ -252,7 +253,7 @@ def test_a_student_graded_differently_in_two_shards_becomes_an_error_row(graded,
     data = json.loads(record.read_text())
     data["row"]["score"] = 1.0
     record.write_text(json.dumps(data))
-    rows = {r.student: r for r in batch.merge([graded[0], other], tmp_path / "merged")}
+    rows = {r.student: r for r in merge_shards([graded[0], other], tmp_path / "merged")}
     assert rows["bob"].status == "error" and "graded differently" in rows["bob"].message
     assert rows["alice"].status == "graded"
 
@@ -434,21 +435,34 @@ def test_a_stop_swallowed_by_a_gc_callback_still_ends_the_grader_process_silentl
     assert (done.returncode, done.stdout, done.stderr) == (143, "", "")
 
 
-def test_a_signal_while_the_zygote_loads_torch_stops_cleanly(klass: Path, tmp_path: Path) -> None:
-    """A Ctrl-C in the first seconds: the zygote still importing torch (or just done), the first grader process
-    waiting for it, the similarity tokens read in a thread. The signal is sent once the zygote exists, so the
-    batch's handler is in place; wherever start-up has got to by then, the batch stops the same way."""
+@pytest.mark.parametrize("moment", ["zygote started", "pool started"])
+def test_a_signal_while_the_zygote_loads_torch_stops_cleanly(klass: Path, tmp_path: Path, moment: str) -> None:
+    """A Ctrl-C in the first seconds: the zygote still importing torch (or just done), the similarity tokens read
+    in a thread, and either the command still reading the class (``zygote started``: the zygote starts first
+    thing, grader/batch/fork_server.py) or the first grader process waiting for the zygote (``pool started``:
+    the pool's scratch folder exists, so the batch's handler is in place). Wherever start-up has got to, the
+    batch stops cleanly: exit 130, one line, nothing left behind; once the batch's handler is in place, that
+    line says a second run finishes the rest."""
     out, marker = tmp_path / "out", tmp_path / "tmp"
     marker.mkdir()
     proc = start_grade_all(klass, out, marker, "--jobs", "2")
+
+    def reached() -> bool:
+        if moment == "pool started":
+            return any(marker.glob("grader-batch-*"))
+        return any(b"multiprocessing.forkserver" in cmdline for cmdline in children(proc.pid).values())
+
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None and not any(
-            b"multiprocessing.forkserver" in cmdline for cmdline in children(proc.pid).values()):
+    while time.monotonic() < deadline and proc.poll() is None and not reached():
         time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
-    assert "interrupted; run the same command again" in err and "Traceback" not in err
+    assert "Traceback" not in err, err
+    last = err.splitlines()[-1]
+    assert last.startswith("grader: interrupted"), err
+    if moment == "pool started":
+        assert last == "grader: interrupted; run the same command again to grade the rest"
     assert grader_processes(marker) == [], "processes left behind"
     assert not list(marker.glob("grader-*")), "sandbox scratch or unpacked submissions left behind"
     assert not (out / "batch.json").exists()
@@ -567,6 +581,70 @@ def test_the_default_jobs_start_only_the_processes_that_pay_for_themselves():
 
     assert [default_jobs(n, 2) for n in (1, 2, 3, 4, 32, 200)] == [1, 1, 1, 2, 2, 2]
     assert [default_jobs(n, 16) for n in (8, 20, 64, 1000)] == [4, 10, 16, 16]
+
+
+def test_grade_all_starts_its_zygote_before_it_reads_the_class(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """torch loads for the grader processes while the command reads the config and the submissions
+    (grader/batch/fork_server.py): the fork server runs already when the class is read, the pool forks its
+    grader processes from that same one, and it is gone when the command returns."""
+    from multiprocessing import forkserver
+
+    from grader.batch import pool
+
+    def running() -> int | None:
+        return forkserver._forkserver._forkserver_pid
+
+    seen: dict[str, int | None] = {}
+    scan, start = intake.scan, pool.GraderPool._start
+    monkeypatch.setattr(intake, "scan", lambda *a, **k: (seen.setdefault("reading the class", running()), scan(*a, **k))[1])
+    monkeypatch.setattr(pool.GraderPool, "_start",
+                        lambda self, slot: (seen.setdefault("starting a grader process", running()), start(self, slot))[1])
+    (tmp_path / "class").mkdir()
+    shutil.copy(ROOT / "solutions" / "attention.py", tmp_path / "class" / "alice.py")
+    out = tmp_path / "out"
+    assert cli.main(["grade-all", str(tmp_path / "class"), "--assignment", "attention", "--out", str(out)]) == 0
+    card = json.loads((out / "cards" / "alice.json").read_text())
+    assert card["score"] == card["max_score"] > 0
+    zygote = seen["reading the class"]
+    assert zygote is not None, "the zygote was not started before the class was read"
+    assert seen["starting a grader process"] == zygote, "the pool started a second fork server"
+    assert running() is None and not Path(f"/proc/{zygote}").exists()
+
+
+def test_the_zygote_loads_torch_and_the_sandbox_and_none_of_the_batch() -> None:
+    """What the zygote imports is every grade-all's wait before its first card: torch and the sandbox, not the
+    batch's own modules (config, yaml, jsonschema, numpy's similarity, matplotlib), which the command's own
+    process loads meanwhile. ``grader/batch/__init__.py`` imports nothing for that reason."""
+    code = ("import sys, grader.batch.zygote; print(sorted(m for m in sys.modules if m.startswith('grader.batch')), "
+            "sorted(m for m in ('yaml', 'jsonschema', 'matplotlib', 'copydetect', 'pytest') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "['grader.batch', 'grader.batch.zygote'] []", done.stderr
+
+
+def test_a_grade_all_that_grades_nothing_stops_its_zygote_at_once(tmp_path: Path) -> None:
+    """A run that needs no grader process (here SUBMISSIONS does not exist: exit 2) ends its zygote where
+    it is, even in the middle of its import, instead of waiting for the import to finish: this zygote's
+    import never does. One line, exit 2, and no process left."""
+    marker = "tests.zygotes.never_loads"
+    script = (f"import sys; from grader.batch import fork_server; fork_server.ZYGOTE = {marker!r}; "
+              "from grader import cli; sys.exit(cli.main(sys.argv[1:]))")
+    try:
+        done = subprocess.run([sys.executable, "-c", script, "grade-all", str(tmp_path / "no-such-class"),
+                               "--assignment", "attention", "--out", str(tmp_path / "out")],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "no-such-class" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    finally:
+        left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline_has(p, marker.encode())]
+        for proc in left:
+            os.kill(int(proc.name), signal.SIGKILL)
+    assert left == [], "the zygote was left behind"
+
+
+def _cmdline_has(proc: Path, text: bytes) -> bool:
+    try:
+        return text in (proc / "cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def test_a_zygote_that_cannot_load_stops_the_batch_with_one_message(monkeypatch: pytest.MonkeyPatch) -> None:

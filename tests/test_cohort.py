@@ -25,6 +25,7 @@ import nbformat
 import pytest
 
 from grader import batch
+from grader.batch.merge import merge as merge_shards
 from grader.batch import cohort, similarity, summary
 from grader.config import load_config
 from grader.export.gradebook import Row, row_from_card
@@ -552,7 +553,7 @@ def test_grade_all_writes_the_cohort_views_and_merge_writes_the_same(tmp_path: P
         tokens["students"] = {s: e for s, e in tokens["students"].items() if s in keep}
         (shard / "cohort" / "tokens.json").write_text(json.dumps(tokens))
     merged = tmp_path / "merged"
-    batch.merge(shards, merged, similarity_threshold=0.9)
+    merge_shards(shards, merged, similarity_threshold=0.9)
     assert json.loads((merged / "summary.json").read_text()) == data
     assert json.loads((merged / "similarity.json").read_text()) == similar
     assert (merged / "reports" / "_index.html").is_file() and (merged / "cohort" / "checks.png").is_file()

@@ -20,9 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, batch, cli, figures
+from grader import api, cli, figures
 from grader import session
 from grader.batch import intake, reports, run
+from grader.batch.layout import Layout
+from grader.batch.run import BatchOptions
 from grader.export import views
 from grader.export import html
 from grader.export.gradebook import exercise_scores
@@ -313,9 +315,9 @@ def test_export_html_renders_existing_cards(cards, tmp_path):
 
 
 def test_batch_writes_a_page_with_each_card_and_keeps_unchanged_ones(cards, tmp_path):
-    layout = batch.Layout(tmp_path / "out")
+    layout = Layout(tmp_path / "out")
     layout.prepare()
-    options = batch.BatchOptions(tmp_path, "attention", layout.root, ROOT / "assignments.yaml", report="html")
+    options = BatchOptions(tmp_path, "attention", layout.root, ROOT / "assignments.yaml", report="html")
     entry = intake.Handin("ada", tmp_path / "attention.py", "ada/attention.py", "")
     text = cards["reference"].to_json()
     row = run.result_row("card", ("ada", text, False), entry, "", layout, options)

@@ -9,7 +9,6 @@ as ``grade-all`` does: closing a pool stops it. This module never imports torch:
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import queue
@@ -28,12 +27,12 @@ from typing import Any
 from multiprocessing import resource_tracker
 
 from grader import seeds
-from grader.batch import reaper
+from grader.batch import fork_server, reaper
+from grader.batch.fork_server import signals_blocked, stop_zygote
 from grader.config import AssignmentConfig
 
 
-ZYGOTE = "grader.batch.zygote"  # what the fork server imports before it forks a grader process
-SOCKET_PATH_MAX = 100  # bytes of a Unix socket's path, with room to spare (the kernel's limit: 107)
+ZYGOTE = fork_server.ZYGOTE  # what the fork server imports before it forks a grader process
 JOB_GRACE_SECONDS = 60.0  # beyond a submission's own limits, before its grader process counts as hung
 
 
@@ -152,69 +151,6 @@ def _serve(inbox: Any, results: Any, cpu: int | None, scratch: str, assignment_i
         server.close()
 
 
-@contextlib.contextmanager
-def signals_blocked() -> Iterator[None]:
-    """SIGINT and SIGTERM blocked in this thread meanwhile: a process started now inherits the mask."""
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-def start_zygote(ctx: Any) -> None:
-    """Start the fork server every grader process is forked from, importing ``grader.batch.zygote``.
-
-    It starts in the background (the first ``Process.start`` waits for it) and is born with SIGINT and
-    SIGTERM blocked, as every grader process forked from it then is: a Ctrl-C while one boots must not
-    kill it with a traceback (``grader_process`` unblocks them once its handlers are in place). The batch
-    stops it (``stop_zygote``) when it closes the pool.
-    """
-    ctx.set_forkserver_preload([ZYGOTE])
-    from multiprocessing import forkserver
-
-    with signals_blocked(), _socket_folder_short_enough():
-        forkserver.ensure_running()
-
-
-@contextlib.contextmanager
-def _socket_folder_short_enough() -> Iterator[None]:
-    """Python 3.11 binds the fork server's socket at ``$TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX`` (3.12 uses
-    an abstract name), and a socket's path holds at most 107 bytes: under a long ``$TMPDIR`` (a CI job's,
-    a test's) the server would fail to start. Then, and only then, its folder goes to the shortest
-    writable system temp folder instead; multiprocessing removes it when this process exits."""
-    from multiprocessing import util
-
-    if len(tempfile.gettempdir()) + len("/pymp-XXXXXXXX/listener-XXXXXXXX") < SOCKET_PATH_MAX:
-        yield
-        return
-    short = next((d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.access(d, os.W_OK | os.X_OK)), None)
-    before = tempfile.tempdir
-    tempfile.tempdir = short or before
-    try:
-        util.get_temp_dir()  # made now, under the short folder, and kept for this process's life
-        yield
-    finally:
-        tempfile.tempdir = before
-
-
-def stop_zygote() -> None:
-    """Close the fork server's "alive" pipe and wait for it to exit: no process outlives the batch.
-
-    The standard library has no public call for this; ``ForkServer._stop`` (what its own tests use) does
-    exactly that, and the next ``ensure_running`` starts a fresh one.
-    """
-    from multiprocessing import forkserver
-
-    stop = getattr(forkserver._forkserver, "_stop", None)
-    if stop is None:  # another Python: it exits once this process, its last holder of the pipe, exits
-        return
-    try:
-        stop()
-    except ChildProcessError:  # reaped already (the batch's reaper)
-        pass
-
-
 @dataclass
 class _Slot:
     process: Any
@@ -251,7 +187,7 @@ class GraderPool:
         self._cpus: list[int | None] = [cores[i] for i in range(jobs)] if jobs <= len(cores) else [None] * jobs
         self._slots: list[_Slot] = []
         try:
-            start_zygote(self._ctx)
+            fork_server.start_zygote(ZYGOTE)
             for i in range(jobs):
                 self._slots.append(self._start(i))
         except BatchStopped:

@@ -120,8 +120,20 @@ def _check(args: argparse.Namespace, server: WorkerServer) -> int:
 def cmd_grade_all(args: argparse.Namespace) -> int:
     if chosen_view(args, args.report is not None) is None:
         return EXIT_BAD_INPUT
-    from grader import batch, seeds
+    from grader.batch import fork_server
+
+    fork_server.start_zygote()  # torch loads for the grader processes while this one reads the class
+    try:
+        return _grade_all(args)
+    finally:
+        fork_server.stop_zygote(kill=True)  # the pool stopped it; still there only if nothing was graded
+
+
+def _grade_all(args: argparse.Namespace) -> int:
+    from grader import seeds
     from grader.batch import changes, intake
+    from grader.batch.pool import BatchStopped
+    from grader.batch.run import BatchOptions, grade_all
     from grader.config import DEFAULT_CONFIG, ConfigError, load_config
     from grader.batch.progress import Progress
     from grader.batch.roster import RosterError, load_roster
@@ -131,17 +143,17 @@ def cmd_grade_all(args: argparse.Namespace) -> int:
         assignment = load_config(config_path).assignment(args.assignment)
         shard = intake.parse_shard(args.shard) if args.shard else None
         roster = load_roster(args.roster) if args.roster else None
-        options = batch.BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs,
+        options = BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs,
                                      roster.entries if roster else None, args.force, shard, args.strict,
                                      similarity_threshold(args), report=args.report, view=args.view or "student",
                                      layout=args.layout, say=say, roster_line=roster.line() if roster else "",
                                      dry_run=args.dry_run, course_secret_file=args.course_secret_file,
                                      **_late_inputs(args, assignment))
         progress = Progress(bar={"auto": None, "bar": True, "lines": False}[args.progress])
-        result = batch.grade_all(options, assignment, progress)
+        result = grade_all(options, assignment, progress)
     except (ConfigError, RosterError, intake.IntakeError, seeds.SecretError, ValueError) as exc:
         return fail(str(exc))
-    except batch.BatchStopped as exc:
+    except BatchStopped as exc:
         return fail(f"stopped: {exc}", exc.exit_code)
     except OSError as exc:
         return fail(f"cannot write {args.out}: {exc.strerror or exc}")
@@ -198,14 +210,14 @@ def _flag_time(flag: str, text: str, tz: str) -> Any:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from grader import batch
+    from grader.batch.merge import MergeError, merge as merge_folders
 
     def merge() -> int:
-        rows = batch.merge(args.dirs, args.out, similarity_threshold(args))
+        rows = merge_folders(args.dirs, args.out, similarity_threshold(args))
         sys.stdout.write(f"merged {len(rows)} students from {len(args.dirs)} folders into {args.out / 'gradebook.csv'}\n")
         return EXIT_OK
 
-    return guarded(merge, (batch.MergeError,), lambda exc: f"cannot merge: {exc.strerror or exc}: {exc.filename or ''}")
+    return guarded(merge, (MergeError,), lambda exc: f"cannot merge: {exc.strerror or exc}: {exc.filename or ''}")
 
 
 def cmd_override(args: argparse.Namespace) -> int:

@@ -172,14 +172,14 @@ def export_canvas_from_batch(folder: Path, out: Path, roster: Path | None, title
 
 def batch_rows(folder: Path) -> list[Row]:
     """Every row of a grade-all output folder (``records/<student>.json``, as ``grader.batch`` writes them)."""
-    from grader import batch  # not at import: the other formats never need the batch's modules
+    from grader.batch.layout import Layout, read_record  # not at import: the other formats never need the batch's modules
 
     records = sorted((folder / "records").glob("*.json"))
     if not records:
         raise ExportError(f"{folder} is not a grade-all output folder (no records/*.json)")
     rows = []
     for record in records:
-        found = batch.read_record(batch.Layout(folder), record.stem)
+        found = read_record(Layout(folder), record.stem)
         if found is None:
             raise ExportError(f"{record}: unreadable record; run grade-all there again")
         rows.append(found[0])
