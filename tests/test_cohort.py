@@ -13,9 +13,9 @@ import io
 import json
 import re
 import shutil
+import string
 import subprocess
 import sys
-import string
 import tokenize
 from urllib.parse import unquote
 from html.parser import HTMLParser
@@ -196,6 +196,39 @@ def test_the_plots_are_pngs_with_something_drawn(cohort_class, tmp_path: Path) -
         assert pixels.std() > 0.05, f"{name}.png is blank"
         colours = {tuple(p) for p in pixels[::7, ::7].reshape(-1, pixels.shape[2]).round(2).tolist()}
         assert len(colours) > 10, f"{name}.png has almost nothing on it"
+
+
+# Drawn in a fresh process: the pass-rates plot goes to a fork only where the drawing process has one thread,
+# and a test worker has more. ``forks`` counts them; with ``dies``, the fork ends before it sends its PNG.
+DRAW_BESIDE = r"""
+import json, os, sys, threading
+from grader.batch import cohort
+summary = json.loads(open(sys.argv[1]).read())
+forks = []
+real_fork = os.fork
+os.fork = lambda: (forks.append(1), real_fork())[1]
+if sys.argv[2] == "dies":
+    cohort._draw_into = lambda conn, make: os._exit(3)
+beside = cohort.draw(summary, beside=True)
+os.fork = real_fork
+alone = cohort.draw(summary, beside=False)
+print(json.dumps({"same": beside == alone, "names": list(beside), "forks": len(forks),
+                  "threads": threading.active_count()}))
+"""
+
+
+@pytest.mark.parametrize("fork", ["answers", "dies"])
+def test_the_pass_rates_plot_drawn_in_a_fork_is_the_same_png(cohort_class, tmp_path: Path, fork: str) -> None:
+    """The plots are the batch's last wait: the pass rates per check (the slowest) are drawn in a fork while the
+    batch draws the others (``cohort.draw``). The PNGs are byte for byte those drawn in one process, in the same
+    order; a fork that dies before it answers costs only time (the plot is drawn in the batch instead)."""
+    rows, cards = cohort_class
+    data = tmp_path / "summary.json"
+    data.write_text(json.dumps(summary.summarise("attention", rows, cards)))
+    done = subprocess.run([sys.executable, "-c", DRAW_BESIDE, str(data), fork], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    result = json.loads(done.stdout)
+    assert result == {"same": True, "names": ["scores", "checks", "diagnoses"], "forks": 1, "threads": 1}, done.stderr
 
 
 def test_no_diagnoses_no_diagnoses_plot_and_a_stale_one_goes(tmp_path: Path) -> None:
