@@ -10,6 +10,7 @@ evidence a card shows.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import warnings
@@ -34,6 +35,13 @@ class Answer:
     outputs: tuple[Any, ...] = ()
     modified: tuple[bool, ...] = ()
     structure: tuple[Any, ...] = ()
+
+    @functools.cached_property
+    def compared(self) -> tuple[tuple[Any, Any], ...]:
+        """The outputs as ``same`` compares them, worked out once per answer: a student's answer is held
+        against every candidate mistake's, and a mistake's (remembered by the diagnoser) against every
+        student's, so the copies to float64 on the CPU are made once, not at each comparison."""
+        return tuple(_comparable(x) for x in self.outputs)
 
 
 def _raised(type_name: str, message: str) -> Answer:
@@ -142,22 +150,39 @@ def same(a: Answer, b: Answer, words: bool = True) -> bool:
             return False
         return a.raised[:2] == b.raised[:2] and (not words or a.raised[2] == b.raised[2])
     return a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs) and all(
-        _close(x, y) for x, y in zip(a.outputs, b.outputs))
+        _agree(x, y) for x, y in zip(a.compared, b.compared))
+
+
+def _comparable(x: Any) -> tuple[Any, Any]:
+    """``(key, values)``: a tensor's dtype, shape and device as the key, its values (float64 for floating
+    dtypes, None on ``meta``) beside it; anything else is its own key."""
+    if not isinstance(x, torch.Tensor):
+        return (type(x), x), None
+    key = ("tensor", x.dtype, tuple(x.shape), x.device.type)
+    if x.device.type == "meta":
+        return key, None
+    data = x.detach().cpu()
+    return key, data.double() if x.is_floating_point() else data
+
+
+def _agree(x: tuple[Any, Any], y: tuple[Any, Any]) -> bool:
+    (kx, vx), (ky, vy) = x, y
+    if kx[0] != "tensor" or ky[0] != "tensor":
+        return kx[0] != "tensor" and ky[0] != "tensor" and kx[0] is ky[0] and kx[1] == ky[1]
+    if kx != ky:
+        return False
+    if vx is None:  # meta: nothing but dtype, shape and device to compare
+        return True
+    if not vx.is_floating_point():
+        return torch.equal(vx, vy)
+    # |x - y| <= atol + rtol * |y| where finite; NaN where NaN and inf of the same sign where inf (torch.isclose's rule).
+    rtol, atol = TOLERANCES.get(kx[1], TOLERANCES[torch.float32])
+    return bool(torch.isclose(vx, vy, rtol=rtol, atol=atol, equal_nan=True).all())
 
 
 def _close(x: Any, y: Any) -> bool:
-    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
-        return not isinstance(x, torch.Tensor) and not isinstance(y, torch.Tensor) and type(x) is type(y) and x == y
-    if x.shape != y.shape or x.dtype != y.dtype or x.device.type != y.device.type:
-        return False
-    if x.device.type == "meta":
-        return True
-    if not x.is_floating_point():
-        return torch.equal(x.cpu(), y.cpu())
-    # |x - y| <= atol + rtol * |y| where finite; NaN where NaN and inf of the same sign where inf (torch.isclose's rule).
-    rtol, atol = TOLERANCES.get(x.dtype, TOLERANCES[torch.float32])
-    return bool(torch.isclose(x.detach().cpu().double(), y.detach().cpu().double(), rtol=rtol, atol=atol,
-                              equal_nan=True).all())
+    """Whether two outputs agree, as ``same`` holds them (one pair, for the sentences below)."""
+    return _agree(_comparable(x), _comparable(y))
 
 
 def request_key(message: dict[str, Any]) -> str:

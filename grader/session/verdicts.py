@@ -103,9 +103,10 @@ def with_diagnoses(outcomes: list[Verdict], diagnoser: Diagnoser | None) -> list
             examples[(outcome.exercise, lead.id)] = _example(diagnoser, lead, outcome.exercise, outcomes)
         named = diagnosis(found, examples[(outcome.exercise, lead.id)]) if lead is not None else None
         if named is None:
-            result.append(replace(outcome, requests=(), diagnosis_text=unnamed.get(id(outcome), "")))
+            text = unnamed.get(id(outcome), "")  # most checks: nothing to say, and the verdict is kept as it is
+            result.append(replace(outcome, diagnosis_text=text) if text else outcome)
             continue
-        result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1], requests=()))
+        result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1]))
     return result
 
 
