@@ -611,6 +611,23 @@ def test_grade_all_starts_its_zygote_before_it_reads_the_class(monkeypatch: pyte
     assert running() is None and not Path(f"/proc/{zygote}").exists()
 
 
+def test_grade_all_leaves_its_tmpdir_as_it_found_it(tmp_path: Path) -> None:
+    """A first grading, a re-run with every file unchanged (its zygote killed unused) and a refused input each
+    leave ``$TMPDIR`` empty. Python 3.11's fork server made a ``pymp-*`` folder there for its socket, removed
+    at interpreter exit, which the console command skips (``os._exit``): every grade-all left one behind."""
+    (tmp_path / "class").mkdir()
+    shutil.copy(ROOT / "solutions" / "attention.py", tmp_path / "class" / "alice.py")
+    marker = tmp_path / "tmp"
+    marker.mkdir()
+    runs = [("class", 0), ("class", 0), ("no-such-class", 2)]
+    for folder, wanted in runs:
+        done = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(tmp_path / folder), "--assignment",
+                               "attention", "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True, text=True,
+                              env={**os.environ, "TMPDIR": str(marker)}, timeout=300)
+        assert done.returncode == wanted, done.stderr
+        assert sorted(p.name for p in marker.iterdir()) == [], f"left in $TMPDIR by grade-all {folder}"
+
+
 def test_the_zygote_loads_torch_and_the_sandbox_and_none_of_the_batch() -> None:
     """What the zygote imports is every grade-all's wait before its first card: torch and the sandbox, not the
     batch's own modules (config, yaml, jsonschema, numpy's similarity, matplotlib), which the command's own

@@ -91,3 +91,19 @@ def stop_zygote(kill: bool = False) -> None:
         stop()
     except ChildProcessError:  # reaped already (the batch's reaper)
         pass
+    _remove_socket_folder()
+
+
+def _remove_socket_folder() -> None:
+    """Python 3.11 made a folder (``$TMPDIR/pymp-XXXXXXXX``) for the fork server's socket, to be removed when
+    this process exits, by a finaliser that the console command skips: it leaves through ``os._exit``, so as
+    not to tear torch down. Every ``grade-all`` left one in the staff's ``$TMPDIR``. Run now (the socket is
+    gone with the server), the finaliser removes it and forgets it, so a later fork server makes another.
+    Python 3.12 binds an abstract socket and makes no folder; where these names differ, nothing happens."""
+    from multiprocessing import util
+
+    cleanup = getattr(util, "_remove_temp_dir", None)
+    registry = getattr(util, "_finalizer_registry", {})
+    for finalizer in list(registry.values()):
+        if cleanup is not None and getattr(finalizer, "_callback", None) is cleanup:
+            finalizer()
