@@ -51,7 +51,7 @@ def _socket_folder_short_enough() -> Iterator[None]:
     """Python 3.11 binds the fork server's socket at ``$TMPDIR/pymp-XXXXXXXX/listener-XXXXXXXX`` (3.12 uses
     an abstract name), and a socket's path holds at most 107 bytes: under a long ``$TMPDIR`` (a CI job's,
     a test's) the server would fail to start. Then, and only then, its folder goes to the shortest
-    writable system temp folder instead; multiprocessing removes it when this process exits."""
+    writable system temp folder instead; it goes with the server (``_remove_socket_folder``)."""
     from multiprocessing import util
 
     if len(tempfile.gettempdir()) + len("/pymp-XXXXXXXX/listener-XXXXXXXX") < SOCKET_PATH_MAX:
@@ -61,7 +61,7 @@ def _socket_folder_short_enough() -> Iterator[None]:
     before = tempfile.tempdir
     tempfile.tempdir = short or before
     try:
-        util.get_temp_dir()  # made now, under the short folder, and kept for this process's life
+        util.get_temp_dir()  # made now, under the short folder
         yield
     finally:
         tempfile.tempdir = before

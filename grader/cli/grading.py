@@ -144,11 +144,11 @@ def _grade_all(args: argparse.Namespace) -> int:
         shard = intake.parse_shard(args.shard) if args.shard else None
         roster = load_roster(args.roster) if args.roster else None
         options = BatchOptions(args.submissions, args.assignment, args.out, config_path, args.jobs,
-                                     roster.entries if roster else None, args.force, shard, args.strict,
-                                     similarity_threshold(args), report=args.report, view=args.view or "student",
-                                     layout=args.layout, say=say, roster_line=roster.line() if roster else "",
-                                     dry_run=args.dry_run, course_secret_file=args.course_secret_file,
-                                     **_late_inputs(args, assignment))
+                               roster.entries if roster else None, args.force, shard, args.strict,
+                               similarity_threshold(args), report=args.report, view=args.view or "student",
+                               layout=args.layout, say=say, roster_line=roster.line() if roster else "",
+                               dry_run=args.dry_run, course_secret_file=args.course_secret_file,
+                               **_late_inputs(args, assignment))
         progress = Progress(bar={"auto": None, "bar": True, "lines": False}[args.progress])
         result = grade_all(options, assignment, progress)
     except (ConfigError, RosterError, intake.IntakeError, seeds.SecretError, ValueError) as exc:
