@@ -62,10 +62,15 @@ class Submission:
         return name in self.defined and name not in self.stubs
 
     def where(self, line: int) -> str:
-        """Line ``line`` of the graded source as the student finds it: ``line 12`` in a .py file, ``cell 4,
-        line 3`` in a notebook (whose graded source is its kept statements put together)."""
-        place = self.places[line - 1] if 0 < line <= len(self.places) else None
-        return f"cell {place[0]}, line {place[1]}" if place else f"line {line}"
+        """Line ``line`` of the graded source as the student finds it (``place_of``)."""
+        return place_of(self.places, line)
+
+
+def place_of(places: tuple[tuple[int, int] | None, ...], line: int) -> str:
+    """Line ``line`` of a graded source as the student finds it: ``line 12`` in a .py file, ``cell 4, line 3``
+    in a notebook (whose graded source is its kept statements put together; ``places`` maps them back)."""
+    place = places[line - 1] if 0 < line <= len(places) else None
+    return f"cell {place[0]}, line {place[1]}" if place else f"line {line}"
 
 
 def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) -> Submission:
@@ -100,7 +105,7 @@ def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) 
         return Submission(
             **base,
             source=text,
-            problem=f"syntax error at {Submission(**base, source=text).where(exc.lineno or 0)}, column {exc.offset}: {exc.msg}",
+            problem=f"syntax error at {place_of(base.get('places', ()), exc.lineno or 0)}, column {exc.offset}: {exc.msg}",
             problem_line=exc.lineno,
         )
     except (ValueError, RecursionError, MemoryError) as exc:

@@ -668,10 +668,10 @@ def test_a_zygote_that_cannot_load_stops_the_batch_with_one_message(monkeypatch:
     """The zygote imports torch for every grader process (grader/batch/zygote.py). Where it cannot (a broken
     install raises while torch loads), the batch stops with exit 3 and a sentence, not a traceback from the pool,
     and leaves nothing behind: no fork server, no scratch folder."""
-    from grader.batch import pool, reaper
+    from grader.batch import fork_server, pool, reaper
     from grader.config import load_config
 
-    monkeypatch.setattr(pool, "ZYGOTE", "tests.zygotes.fails_to_load")
+    monkeypatch.setattr(fork_server, "ZYGOTE", "tests.zygotes.fails_to_load")
     before = set(reaper.children())
     scratch = set(Path(tempfile.gettempdir()).glob("grader-batch-*"))
     config = ROOT / "assignments.yaml"

@@ -18,7 +18,7 @@ import signal
 import tempfile
 from collections.abc import Iterator
 
-ZYGOTE = "grader.batch.zygote"  # what the fork server imports before it forks a grader process
+ZYGOTE = "grader.batch.zygote"  # what the fork server imports before it forks a grader process (read at each start)
 SOCKET_PATH_MAX = 100  # bytes of a Unix socket's path, with room to spare (the kernel's limit: 107)
 
 

@@ -28,11 +28,9 @@ from multiprocessing import resource_tracker
 
 from grader import seeds
 from grader.batch import fork_server, reaper
-from grader.batch.fork_server import signals_blocked, stop_zygote
 from grader.config import AssignmentConfig
 
 
-ZYGOTE = fork_server.ZYGOTE  # what the fork server imports before it forks a grader process
 JOB_GRACE_SECONDS = 60.0  # beyond a submission's own limits, before its grader process counts as hung
 
 
@@ -187,7 +185,7 @@ class GraderPool:
         self._cpus: list[int | None] = [cores[i] for i in range(jobs)] if jobs <= len(cores) else [None] * jobs
         self._slots: list[_Slot] = []
         try:
-            fork_server.start_zygote(ZYGOTE)
+            fork_server.start_zygote()  # running already when grade-all started it first
             for i in range(jobs):
                 self._slots.append(self._start(i))
         except BatchStopped:
@@ -200,12 +198,12 @@ class GraderPool:
         process = self._ctx.Process(target=grader_process,
                                     args=(inbox, self._results, self._cpus[slot], self._scratch, *self._args),
                                     daemon=True)
-        with signals_blocked():  # should the zygote have died, the one started again here is born with them blocked
+        with fork_server.signals_blocked():  # should the zygote have died, the one started again here is born with them blocked
             try:
                 process.start()
             except (OSError, EOFError) as exc:  # the zygote died (torch failed to load there...) or cannot be reached
                 raise BatchStopped(f"the grader processes could not be started ({type(exc).__name__}: {exc}); "
-                                   f"the process that loads torch for them ({ZYGOTE}) stopped: its error is above",
+                                   f"the process that loads torch for them ({fork_server.ZYGOTE}) stopped: its error is above",
                                    3) from None
         return _Slot(process, inbox)
 
@@ -283,7 +281,7 @@ class GraderPool:
         for slot in self._slots:
             slot.process.join(max(0.0, deadline - time.monotonic()))
             self._stop(slot)
-        stop_zygote()
+        fork_server.stop_zygote()
         self._results.close()
         self._results.join_thread()
         # Every server and sandboxed child of the batch is gone and reaped. Python's resource tracker stays:
