@@ -11,7 +11,11 @@ from __future__ import annotations
 import re
 
 import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from grader.checks.helpers import all_close
 from grader.config import load_config
 from grader.diagnosis.catalogue import CatalogueError, load_catalogue, read_mistake
 from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
@@ -285,3 +289,24 @@ def test_unnamed_sentences_follow_the_card_order(corpus_cards):
             order.setdefault(c.exercise, len(order))
         unnamed = [order[d.exercise] for d in card.diagnoses if d.id == "unnamed"]
         assert unnamed == sorted(unnamed), (case_id, [d.exercise for d in card.diagnoses])
+
+
+_SPECIAL = st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-9, 1e300, -1e300, float("inf"), float("-inf"), float("nan")])
+_ENTRY = st.one_of(_SPECIAL, st.floats(-10, 10, allow_nan=False))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(pairs=st.lists(st.tuples(_ENTRY, _ENTRY, st.sampled_from(["as drawn", "equal", "nudged"])), min_size=1, max_size=12),
+       tolerance=st.sampled_from([(1e-4, 1e-5), (5e-3, 5e-3), (1e-7, 1e-9)]), equal_nan=st.booleans())
+def test_outputs_agree_exactly_where_torch_isclose_says_so(pairs, tolerance, equal_nan):
+    """Answers (diagnosis) and outputs (``expect_close``) are compared in NumPy (``helpers.all_close``); it must
+    say what ``torch.isclose(...).all()`` says on every input, infinities, NaN and gaps at the edge of the
+    tolerance included."""
+    rtol, atol = tolerance
+    xs, ys = [], []
+    for x, y, how in pairs:
+        xs.append(x)
+        ys.append(x if how == "equal" else x + atol * 0.999 if how == "nudged" else y)
+    x, y = torch.tensor(xs, dtype=torch.float64), torch.tensor(ys, dtype=torch.float64)
+    expected = bool(torch.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
+    assert all_close(x.numpy(), y.numpy(), rtol, atol, equal_nan) == expected

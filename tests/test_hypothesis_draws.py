@@ -81,3 +81,51 @@ def test_the_hook_replaced_exists_in_the_installed_hypothesis() -> None:
     from grader.session.hypothesis_setup import ignore_local_constants
 
     assert ignore_local_constants() is True
+
+
+def _derandomized_check(seen: list):
+    """A property check as the judge's are written: derandomized, no database, a handful of examples."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import strategies as st
+
+    @settings(database=None, derandomize=True, deadline=None, max_examples=8,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(b=st.integers(1, 3), shape=st.lists(st.integers(1, 6), min_size=1, max_size=4))
+    def check(b, shape):
+        seen.append((b, tuple(shape)))
+
+    return check
+
+
+def test_salt_zero_draws_what_derandomize_draws_without_digesting_the_source_each_run(monkeypatch) -> None:
+    """Without a course secret (salt 0) a check draws the examples ``derandomize`` gives, as before; the seed
+    is worked out from the check's source once, not twice per run (``helpers.derandomized_seed``)."""
+    import hypothesis.core
+
+    from grader.checks.helpers import seed_examples
+
+    before: list = []
+    _derandomized_check(before)()
+    digests = []
+    real = hypothesis.core.function_digest
+    monkeypatch.setattr(hypothesis.core, "function_digest", lambda f: digests.append(f) or real(f))
+    now: list = []
+    check = _derandomized_check(now)
+    for _ in range(3):
+        seed_examples(check, 0)
+        check()
+    assert now == before * 3
+    assert digests == []  # hypothesis itself digested nothing: the seed and the (unused) database key were given
+
+
+def test_a_students_salt_still_draws_their_own_examples() -> None:
+    from grader.checks.helpers import seed_examples
+
+    zero: list = []
+    salted: list = []
+    check_zero, check_salted = _derandomized_check(zero), _derandomized_check(salted)
+    seed_examples(check_zero, 0)
+    check_zero()
+    seed_examples(check_salted, 12345)
+    check_salted()
+    assert zero != salted

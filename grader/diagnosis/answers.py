@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import torch
 
-from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES
+from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES, all_close
 from grader.sandbox.protocol import DTYPES
 
 Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, its reply)
@@ -154,15 +154,15 @@ def same(a: Answer, b: Answer, words: bool = True) -> bool:
 
 
 def _comparable(x: Any) -> tuple[Any, Any]:
-    """``(key, values)``: a tensor's dtype, shape and device as the key, its values (float64 for floating
-    dtypes, None on ``meta``) beside it; anything else is its own key."""
+    """``(key, values)``: a tensor's dtype, shape and device as the key, its values beside it (a float64 NumPy
+    array for floating dtypes, the tensor itself for others, None on ``meta``); anything else is its own key."""
     if not isinstance(x, torch.Tensor):
         return (type(x), x), None
     key = ("tensor", x.dtype, tuple(x.shape), x.device.type)
     if x.device.type == "meta":
         return key, None
     data = x.detach().cpu()
-    return key, data.double() if x.is_floating_point() else data
+    return key, data.double().numpy() if x.is_floating_point() else data
 
 
 def _agree(x: tuple[Any, Any], y: tuple[Any, Any]) -> bool:
@@ -173,11 +173,10 @@ def _agree(x: tuple[Any, Any], y: tuple[Any, Any]) -> bool:
         return False
     if vx is None:  # meta: nothing but dtype, shape and device to compare
         return True
-    if not vx.is_floating_point():
+    if isinstance(vx, torch.Tensor):  # integers, booleans, complex: exactly
         return torch.equal(vx, vy)
-    # |x - y| <= atol + rtol * |y| where finite; NaN where NaN and inf of the same sign where inf (torch.isclose's rule).
     rtol, atol = TOLERANCES.get(kx[1], TOLERANCES[torch.float32])
-    return bool(torch.isclose(vx, vy, rtol=rtol, atol=atol, equal_nan=True).all())
+    return all_close(vx, vy, rtol, atol, equal_nan=True)
 
 
 def _close(x: Any, y: Any) -> bool:

@@ -152,7 +152,8 @@ class Diagnoser:
         evidence = _evidence(requests) if candidates else []
         if not evidence or not candidates or self._reference_agrees(evidence):
             return []
-        return [m for m in candidates if self._gives(m, self._discriminating_first(evidence))]
+        ordered = self._discriminating_first(evidence)  # once, not once per candidate
+        return [m for m in candidates if self._gives(m, ordered)]
 
     def _reference_agrees(self, evidence: Sequence[Evidence]) -> bool:
         """The reference gives the same answers: they do not show a mistake."""
