@@ -295,7 +295,7 @@ _SPECIAL = st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-9, 1e300, -1e300, float("in
 _ENTRY = st.one_of(_SPECIAL, st.floats(-10, 10, allow_nan=False))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(pairs=st.lists(st.tuples(_ENTRY, _ENTRY, st.sampled_from(["as drawn", "equal", "nudged"])), min_size=1, max_size=12),
        tolerance=st.sampled_from([(1e-4, 1e-5), (5e-3, 5e-3), (1e-7, 1e-9)]), equal_nan=st.booleans())
 def test_outputs_agree_exactly_where_torch_isclose_says_so(pairs, tolerance, equal_nan):

@@ -1,4 +1,4 @@
-"""``helpers.expect_close`` passes through one ``torch.isclose`` and explains only a failure: the pass must be
+"""``helpers.expect_close`` passes through one ``helpers.all_close`` and explains only a failure: the pass must be
 exactly the rule its message states (entrywise ``|got - expected| <= atol + rtol * |expected|``, an infinity
 close only to itself, NaN never close), including every mix of infinities and NaN."""
 

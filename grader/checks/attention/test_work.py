@@ -36,9 +36,18 @@ def _other(case: h.Case) -> h.Case:
 
 
 def _reference_runs(reference, case: h.Case) -> list[tuple]:
-    """The reference's outputs on the inputs, again, and on other inputs (``work.Runs``)."""
-    return [h.outputs_of(h.reference_f64(getattr(reference, case.fn), *c.args, **c.kwargs))
-            for c in (case, case, _other(case))]
+    """The reference's outputs on the inputs, again, and on other inputs (``work.Runs``); kept with the case
+    (``h.reference_answer``) when its two runs on the inputs are the same, as a reference that draws no random
+    number gives: one that does is run anew each time, so its second run stays another RNG state's."""
+    def runs() -> list[tuple]:
+        return [h.outputs_of(h.reference_f64(getattr(reference, case.fn), *c.args, **c.kwargs))
+                for c in (case, case, _other(case))]
+
+    def repeatable(ref: list[tuple]) -> bool:
+        return len(ref[0]) == len(ref[1]) and all(
+            isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and work.same(a, b) for a, b in zip(ref[0], ref[1]))
+
+    return h.reference_answer(reference, case, "gate", runs, keep=repeatable)
 
 
 def _findings(student, ref: list[tuple], case: h.Case, names: tuple[str, ...]) -> list[str] | None:
