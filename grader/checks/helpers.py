@@ -279,15 +279,19 @@ def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wr
     The cotangents are the student's own (``salt``, as ``seed``): for a linear function such as
     ``bag_of_past`` or ``merge_heads`` the gradient depends on them alone, not on the inputs."""
     c = case.cast(torch.float64)
-    ref_args = [a.clone().requires_grad_(i in wrt) if isinstance(a, torch.Tensor) else a for i, a in enumerate(c.args)]
-    ref_out = outputs_of(getattr(reference, c.fn)(*ref_args, **c.kwargs))
-    # No cotangent where the output is ±inf (masked scores): any gradient there is meaningless.
-    cotangents = [randn(*o.shape, seed=seed(900 + i, salt), dtype=torch.float64) * torch.isfinite(o.detach())
-                  for i, o in enumerate(ref_out)]
-    # sum(o * ct) has the gradient cotangents ct exactly, without autograd's check of explicit
-    # grad_outputs, which imports sympy into the judge (~0.3 s of CPU in its first grade).
-    pulled = sum((o * ct).sum() for o, ct in zip(ref_out, cotangents) if o.requires_grad)
-    expected = torch.autograd.grad(pulled, [ref_args[i] for i in wrt], allow_unused=True)
+
+    def pulled_back() -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor | None, ...]]:
+        ref_args = [a.clone().requires_grad_(i in wrt) if isinstance(a, torch.Tensor) else a for i, a in enumerate(c.args)]
+        ref_out = outputs_of(getattr(reference, c.fn)(*ref_args, **c.kwargs))
+        # No cotangent where the output is ±inf (masked scores): any gradient there is meaningless.
+        cotangents = tuple(randn(*o.shape, seed=seed(900 + i, salt), dtype=torch.float64) * torch.isfinite(o.detach())
+                           for i, o in enumerate(ref_out))
+        # sum(o * ct) has the gradient cotangents ct exactly, without autograd's check of explicit
+        # grad_outputs, which imports sympy into the judge (~0.3 s of CPU in its first grade).
+        pulled = sum((o * ct).sum() for o, ct in zip(ref_out, cotangents) if o.requires_grad)
+        return cotangents, tuple(torch.autograd.grad(pulled, [ref_args[i] for i in wrt], allow_unused=True))
+
+    cotangents, expected = reference_answer(reference, case, ("gradients", tuple(wrt), salt), pulled_back)
     try:
         result = student.call(c.fn, *c.args, vjp={"wrt": list(wrt), "cotangents": tuple(cotangents)}, **c.kwargs)
     except StudentError as err:
