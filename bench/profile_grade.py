@@ -1,19 +1,23 @@
 """Profile: where the CPU time of one warm grade goes, per process and per stage.
 
-Usage: python bench/profile_grade.py [--files 40] [--cpu 0]
+Usage: python bench/profile_grade.py [--files 40] [--cpu 0] [--checks 15]
 
 Grades the project's attention alternatives and mutants through one warm
 ``api.Grader`` pinned to one core (as a ``grade-all`` judge is) and prints,
 per submission: the judge thread's CPU split into pytest's per-test
 machinery, the checks' own code, and the round trips to the child inside
 them; the sandboxed child's CPU (from /proc, before it is killed); and the
-worker server's (fork, reap). This is how the figures in bench/README.md
-were taken; it instruments by wrapping functions, so it is a bench tool only.
+worker server's (fork, reap). With ``--checks N``, the N costliest checks too:
+each one's thread CPU a grade (its fixtures included), the part of it spent in
+round trips to the child, and its requests a grade. This is how the figures in
+bench/README.md were taken; it instruments by wrapping functions, so it is a
+bench tool only.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import resource
 import sys
@@ -32,6 +36,9 @@ from grader.sandbox import client  # noqa: E402
 from tests.corpus_cases import corpus  # noqa: E402
 
 spent = {"checks": 0.0, "setup": 0.0, "teardown": 0.0, "judge": 0.0, "exchange": 0.0, "child": 0.0}
+# Per check (its function's name): thread CPU, of which round trips, and requests.
+per_check: dict[str, collections.Counter] = {k: collections.Counter() for k in ("cpu", "exchange", "requests")}
+current = [""]  # the check running now
 
 
 class Meter:
@@ -48,6 +55,7 @@ class Meter:
 
 def instrument() -> None:
     run_items, exchange, kill = checking.Judge._run_items, client.SubmissionWorker._exchange, client.SubmissionWorker._kill
+    run_item = checking.run_item
 
     real_main, real_session = pytest.main, checking.Judge._session
 
@@ -68,6 +76,22 @@ def instrument() -> None:
                 spent[key] += time.thread_time() - t
         return wrapper
 
+    def exchange_of_check(self, *a):  # noqa: ANN001, ANN202 - a round trip's thread CPU, counted for its check
+        t = time.thread_time()
+        try:
+            return exchange(self, *a)
+        finally:
+            per_check["exchange"][current[0]] += time.thread_time() - t
+            per_check["requests"][current[0]] += 1
+
+    def run_check(item, nextitem, owner=None):  # noqa: ANN001, ANN202 - one check's thread CPU, fixtures included
+        current[0] = getattr(item, "originalname", item.name)
+        t = time.thread_time()
+        try:
+            return run_item(item, nextitem, owner)
+        finally:
+            per_check["cpu"][current[0]] += time.thread_time() - t
+
     def measured_kill(self, child):  # noqa: ANN001, ANN202
         spent["child"] += client._cpu_seconds(child.pid)
         return kill(self, child)
@@ -78,7 +102,8 @@ def instrument() -> None:
     SetupState.teardown_exact = timed("teardown", SetupState.teardown_exact)
     checking.Judge._session = session
     checking.Judge._run_items = timed("judge", run_items)
-    client.SubmissionWorker._exchange = timed("exchange", exchange)
+    client.SubmissionWorker._exchange = timed("exchange", exchange_of_check)
+    checking.run_item = run_check
     client.SubmissionWorker._kill = measured_kill
 
 
@@ -86,6 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=40)
     parser.add_argument("--cpu", type=int, default=0)
+    parser.add_argument("--checks", type=int, default=0, help="also list the N costliest checks")
     args = parser.parse_args()
     os.sched_setaffinity(0, {args.cpu})
     instrument()
@@ -96,6 +122,8 @@ def main() -> None:
             grader.grade(files[0])  # warm: collection, first fork
             for key in spent:
                 spent[key] = 0.0
+            for counter in per_check.values():
+                counter.clear()
             started, cpu = time.perf_counter(), time.process_time()
             for f in files:
                 grader.grade(f)
@@ -113,6 +141,11 @@ def main() -> None:
     print(f"sandboxed child CPU          {per['child']:6.0f} ms")
     print(f"server + children, whole run {(server.ru_utime + server.ru_stime) * 1000:6.0f} ms "
           "(includes its start-up: import torch, warm-up)")
+    if args.checks:
+        print(f"the {args.checks} costliest checks, a grade: thread CPU (fixtures included), round trips, requests")
+        for name, cpu in per_check["cpu"].most_common(args.checks):
+            print(f"  {cpu / n * 1000:6.2f} ms  {per_check['exchange'][name] / n * 1000:5.2f} ms  "
+                  f"{per_check['requests'][name] / n:5.1f}  {name}")
 
 
 if __name__ == "__main__":
