@@ -3,9 +3,11 @@
 Usage: python bench/class_ab.py CLASS_FOLDER --before TREE [--rounds 2]
 
 ``TREE`` is another checkout of this project (``git worktree add /tmp/before <commit>``); ``CLASS_FOLDER`` a
-folder of submissions (``class_throughput.make_class`` writes one). Each round times a bare ``python -c
-"import torch"``, then ``grade-all`` by the other tree, then by this one, each into a fresh ``--out``, and
-prints each run's wall time, its own process's CPU and its grader processes' (every descendant reaped).
+folder of submissions (``class_throughput.make_class`` writes one). Each round runs ``grade-all`` by the other
+tree, then by this one, each into a fresh ``--out``, with a bare ``python -c "import torch"`` timed before,
+between and after, and prints each run's wall time, its own process's CPU and its grader processes' (every
+descendant reaped); at the end, the medians over the rounds, each tree's against all the ``import torch``
+samples' median.
 A change's effect on a whole class, measured on the same noisy machine in the same minutes; no assertion.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -48,23 +51,41 @@ def grade_all(tree: Path, folder: Path, out: Path) -> tuple[float, float, float]
     return wall, own, children
 
 
+def import_torch() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("folder", type=Path)
     parser.add_argument("--before", type=Path, required=True)
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
+    walls: dict[str, list[float]] = {"before": [], "now": []}
+    torches: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
-            start = time.perf_counter()
-            subprocess.run([sys.executable, "-c", "import torch"], check=True)
-            torch_s = time.perf_counter() - start
+            # ``import torch`` before, between and after the two runs: on a shared machine one sample moves the
+            # ratio as much as a change does; the round's median is its yardstick.
+            samples = [import_torch()]
             before = grade_all(args.before.resolve(), args.folder.resolve(), Path(tmp) / "before")
+            samples.append(import_torch())
             now = grade_all(ROOT, args.folder.resolve(), Path(tmp) / "now")
-            print(f"round {r + 1}: import torch {torch_s:.2f} s | before: wall {before[0]:.1f} s, own CPU "
-                  f"{before[1]:.2f} s, grader processes {before[2]:.1f} s | now: wall {now[0]:.1f} s "
-                  f"({now[0] / torch_s:.1f}x import torch), own CPU {now[1]:.2f} s, grader processes {now[2]:.1f} s",
-                  flush=True)
+            samples.append(import_torch())
+            torch_s = statistics.median(samples)
+            torches += samples
+            walls["before"].append(before[0])
+            walls["now"].append(now[0])
+            print(f"round {r + 1}: import torch {torch_s:.2f} s (median of {', '.join(f'{x:.2f}' for x in samples)}) | "
+                  f"before: wall {before[0]:.1f} s, own CPU {before[1]:.2f} s, grader processes {before[2]:.1f} s | "
+                  f"now: wall {now[0]:.1f} s ({now[0] / torch_s:.1f}x import torch), own CPU {now[1]:.2f} s, "
+                  f"grader processes {now[2]:.1f} s", flush=True)
+    torch_median = statistics.median(torches)
+    print(f"medians of {args.rounds} rounds: import torch {torch_median:.2f} s ({len(torches)} samples); "
+          + "; ".join(f"{label} {statistics.median(w):.1f} s ({statistics.median(w) / torch_median:.1f}x)"
+                      for label, w in walls.items()))
 
 
 if __name__ == "__main__":
