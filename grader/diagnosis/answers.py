@@ -162,7 +162,7 @@ def _comparable(x: Any) -> tuple[Any, Any]:
     if x.device.type == "meta":
         return key, None
     data = x.detach().cpu()
-    return key, data.double().numpy() if x.is_floating_point() else data
+    return key, data.double().numpy(force=True) if x.is_floating_point() else data
 
 
 def _agree(x: tuple[Any, Any], y: tuple[Any, Any]) -> bool:
