@@ -99,7 +99,7 @@ def _derandomized_check(seen: list):
 
 def test_salt_zero_draws_what_derandomize_draws_without_digesting_the_source_each_run(monkeypatch) -> None:
     """Without a course secret (salt 0) a check draws the examples ``derandomize`` gives, as before; the seed
-    is worked out from the check's source once, not twice per run (``helpers.derandomized_seed``)."""
+    is worked out from the check's source once, not twice per run (``seeding.derandomized_seed``)."""
     import hypothesis.core
 
     from grader.checks.helpers import seed_examples

@@ -44,7 +44,7 @@ from grader.checks.nonfinite import (  # noqa: F401 - the checks call them as h.
     inconclusive_if_nonfinite,
     nonfinite_finding,
 )
-from grader.checks.seeding import SEED_SHIFT, derandomized_seed, randn, seed, seed_examples  # noqa: F401 - as h.randn(...)
+from grader.checks.seeding import randn, seed, seed_examples  # noqa: F401 - the checks call them as h.randn(...)
 from grader.sandbox.errors import StudentError
 from grader.sandbox.protocol import Opaque
 from grader.sandbox.proxy import StudentProxy
