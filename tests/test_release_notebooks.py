@@ -399,6 +399,14 @@ def test_a_head_with_nothing_to_catch_gets_one_line_not_a_traceback(built: dict[
     assert "attention-modules/alternatives/dropout_named_differently" not in said
 
 
+def test_no_demo_cell_writes_out_an_answer(built: dict[str, str]) -> None:
+    """The release refuses a notebook that does (grader/release/answers.py); the lesson files must not."""
+    from grader.release import answers
+
+    found = answers.scan({f"{stub_path(a).stem}.ipynb": text.encode() for a, text in built.items()})
+    assert found == [], [str(f) for f in found]
+
+
 # ------------------------------------------------------------------ lesson files that do not fit
 
 
