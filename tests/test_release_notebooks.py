@@ -363,9 +363,9 @@ def test_the_modules_demo_shows_the_weights_the_students_own_forward_computes(bu
 
 def test_a_head_with_nothing_to_catch_gets_one_line_not_a_traceback(built: dict[str, str], capsys) -> None:
     """Every correct alternative and every mutant of the corpus: ``head_weights`` returns one (B, T, T) tensor of
-    values in [0, 1] per head, or None after exactly one printed line that says why (no nn.Dropout; a forward
-    that never calls it, such as one built on scaled_dot_product_attention or F.dropout; a dropout that is
-    handed the output, not the weights). It never raises."""
+    values in [0, 1] per head, or None after exactly one printed line that says why (a forward still the stub;
+    no nn.Dropout; a forward that never calls it, such as one built on scaled_dot_product_attention or
+    F.dropout; a dropout that is handed the output, not the weights). It never raises."""
     import torch
     from tests.corpus_cases import corpus
 
@@ -375,6 +375,8 @@ def test_a_head_with_nothing_to_catch_gets_one_line_not_a_traceback(built: dict[
         "        self.dropout = nn.Dropout(dropout)\n", "", 1)
     sources = {c.id: c.source() for c in corpus("mutants") + corpus("alternatives") if c.assignment == "attention-modules"}
     sources["reference without its head's nn.Dropout"] = without_dropout
+    sources["reference whose head's forward is the stub's"] = reference_source("attention-modules") + (
+        "\n\ndef stub_forward(self, x):\n    raise NotImplementedError\n\n\nSelfAttentionHead.forward = stub_forward\n")
     said, ran = {}, 0
     for name, source in sorted(sources.items()):
         try:
@@ -394,9 +396,32 @@ def test_a_head_with_nothing_to_catch_gets_one_line_not_a_traceback(built: dict[
             assert printed == "" and all(w.shape == (1, 8, 8) and 0 <= w.min() <= w.max() <= 1 for w in shown), name
     assert ran >= 20, ran
     assert "it has no nn.Dropout" in said["reference without its head's nn.Dropout"]
+    assert "its forward still raises NotImplementedError" in said["reference whose head's forward is the stub's"]
     assert "never calls its nn.Dropout" in said["attention-modules/alternatives/head_sdpa"]
     assert "not weights between 0 and 1" in said["attention-modules/mutants/head_dropout_on_output"]
     assert "attention-modules/alternatives/dropout_named_differently" not in said
+
+
+def test_the_modules_break_it_cells_say_one_line_and_draw_nothing_for_a_head_without_dropout(
+        built: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Jupyter: a finished notebook whose head has no nn.Dropout runs to the end; each cell that would draw the
+    weights prints the one line instead, and no cell fails."""
+    monkeypatch.setenv("MPLBACKEND", INLINE_BACKEND)
+    without_dropout = reference_source("attention-modules").replace(
+        "        wei = self.dropout(wei)  # active only in training mode\n", "").replace(
+        "        self.dropout = nn.Dropout(dropout)\n", "", 1)
+    assert without_dropout.count("nn.Dropout(") == 1  # only MultiHeadAttention's own is left
+    nb = execute(fill_exercises(built["attention-modules"], without_dropout), tmp_path)
+    assert [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
+    weights_cells = [c for c in nb.cells if c.cell_type == "code" and "head_weights(" in c.source
+                     and "def head_weights(" not in c.source]
+    assert len(weights_cells) == 2
+    for cell in weights_cells:
+        said = [line for o in cell.outputs if o.get("name") == "stdout" for line in o.text.splitlines()
+                if line.startswith("no weights to show")]
+        assert said == ["no weights to show: this cell catches them on their way into the head's dropout, "
+                        "and it has no nn.Dropout"], (cell.id, cell.outputs)
+        assert not any("image/png" in o.get("data", {}) for o in cell.outputs), cell.id
 
 
 def test_no_demo_cell_writes_out_an_answer(built: dict[str, str]) -> None:
