@@ -227,3 +227,15 @@ def test_the_refusal_is_one_line_that_names_the_first_finding_and_counts_the_res
     line = answers.refusal([allowed, first, second])
     assert line is not None and "\n" not in line
     assert "a.ipynb: cell 4, line 2: apply_mask: s = s.masked_fill(m, 0) (and 1 more)" in line
+
+
+@pytest.mark.parametrize("exercise,construction", [(e, c[0]) for e, c in FAMILY if len(c) == 1 and '"' not in c[0]],
+                         ids=lambda v: v if isinstance(v, str) and len(v) < 40 else None)
+def test_an_f_strings_expressions_are_code_and_its_text_is_prose(exercise, construction):
+    """As Python 3.12's tokenizer splits an f-string, on every Python: an answer in a replacement field is
+    found, the same answer in its text is not, and ``{{`` does not open a field."""
+    value = construction.split(" = ", 1)[-1].removeprefix("return ")
+    code = f'print(f"the weights: {{{value}}} and more")\n'
+    text = f'print(f"write {value} and more: {{{{{value}}}}} {{x:>4}}")\n'
+    assert (("a.py", None, 1, exercise) in where(answers.scan({"a.py": code.encode()}))), code
+    assert answers.scan({"a.py": text.encode()}) == [], text

@@ -66,6 +66,7 @@ ALLOWED_SITES: dict[tuple[str, str], str] = {
 
 # String tokens whose text is prose when it has spaces: a whole string, and from Python 3.12 the literal
 # parts of an f-string (before 3.12 an f-string is one STRING token, its expressions included).
+_PREFIX = re.compile(r"[A-Za-z]*")  # a string token's prefix: r, b, f, rb, ...
 _STRINGS = {tokenize.STRING} | ({tokenize.FSTRING_MIDDLE} if hasattr(tokenize, "FSTRING_MIDDLE") else set())
 _RULES = {exercise: [[re.compile(p) for p in ((rule,) if isinstance(rule, str) else rule)] for rule in rules]
           for exercise, rules in ANSWER_PATTERNS.items()}
@@ -97,8 +98,8 @@ def scan(files: Mapping[str, bytes]) -> list[AnswerLine]:
         text = decoded(data)
         if text is None:
             continue
-        for cell, lines in code_units(path, text):
-            found += _findings(path, cell, lines)
+        for cell, source, lines in code_units(path, text):
+            found += _findings(path, cell, lines, source.splitlines())
     return found
 
 
@@ -121,9 +122,9 @@ def decoded(data: bytes) -> str | None:
     return None if "\x00" in text else text
 
 
-def code_units(path: str, text: str) -> Iterator[tuple[int | None, list[str]]]:
-    """``(cell, lines)`` for each unit of ``text`` the window runs over: the file, or each notebook cell.
-    Lines that are not code are blanked, so line numbers stay those of the file or the cell."""
+def code_units(path: str, text: str) -> Iterator[tuple[int | None, str, list[str]]]:
+    """``(cell, source, lines)`` for each unit of ``text`` the window runs over: the file, or each notebook
+    cell. In ``lines`` what is not code is blanked, so line numbers stay those of ``source``."""
     name = path.rsplit("/", 1)[-1].lower()
     if name.endswith(".ipynb"):
         cells = _notebook_cells(text)
@@ -131,20 +132,20 @@ def code_units(path: str, text: str) -> Iterator[tuple[int | None, list[str]]]:
             yield from cells
             return
     if name.endswith(".py"):
-        yield None, python_code_lines(text)
+        yield None, text, python_code_lines(text)
     elif name.endswith(".md"):
-        yield None, markdown_code_lines(text)
+        yield None, text, markdown_code_lines(text)
     elif name.endswith((".yaml", ".yml")):
-        yield None, yaml_code_lines(text)
+        yield None, text, yaml_code_lines(text)
     else:
-        yield None, text.splitlines()
+        yield None, text, text.splitlines()
 
 
 def python_code_lines(source: str) -> list[str]:
     """``source``'s lines with comments and prose strings (any with whitespace) blanked to spaces,
-    line numbers kept; short strings such as ``"-inf"`` stay, they are part of the code. Source that
-    does not tokenize (an IPython magic, a syntax error) is scanned whole: prose is not told from code
-    there, and the scan fails closed."""
+    line numbers kept; short strings such as ``"-inf"`` stay, they are part of the code, and so do the
+    expressions of an f-string. Source that does not tokenize (a bracket never closed, a triple quote
+    never ended) is scanned whole: prose is not told from code there, and the scan fails closed."""
     lines = [list(line) for line in source.splitlines()]
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
@@ -152,12 +153,34 @@ def python_code_lines(source: str) -> list[str]:
         return source.splitlines()
     for tok in tokens:
         if tok.type == tokenize.COMMENT or (tok.type in _STRINGS and any(c.isspace() for c in tok.string)):
-            (row, col), (end_row, end_col) = tok.start, tok.end
-            for r in range(row, end_row + 1):
-                first = col if r == row else 0
-                last = end_col if r == end_row else len(lines[r - 1])
-                lines[r - 1][first:last] = " " * (last - first)
+            fstring = tok.type == tokenize.STRING and "f" in _PREFIX.match(tok.string).group().lower()
+            keep = _fstring_expressions(tok.string) if fstring else set()
+            row, col = tok.start
+            for index, char in enumerate(tok.string):
+                if index not in keep and row <= len(lines) and col < len(lines[row - 1]):
+                    lines[row - 1][col] = " "
+                row, col = (row + 1, 0) if char == "\n" else (row, col + 1)
     return ["".join(line) for line in lines]
+
+
+def _fstring_expressions(text: str) -> set[int]:
+    """The indexes of ``text`` (one f-string token, as Python before 3.12 gives it whole) inside its
+    replacement fields ``{...}``: code, as Python 3.12's tokenizer reports it; ``{{`` and ``}}`` are text."""
+    inside: set[int] = set()
+    depth, index = 0, 0
+    while index < len(text):
+        pair = text[index:index + 2]
+        if depth == 0 and pair in ("{{", "}}"):
+            index += 2
+            continue
+        if text[index] == "{":
+            depth += 1
+        elif text[index] == "}" and depth:
+            depth -= 1
+        elif depth:
+            inside.add(index)
+        index += 1
+    return inside
 
 
 def markdown_code_lines(text: str) -> list[str]:
@@ -195,31 +218,33 @@ def yaml_code_lines(text: str) -> list[str]:
     return lines
 
 
-def _notebook_cells(text: str) -> list[tuple[int | None, list[str]]] | None:
+def _notebook_cells(text: str) -> list[tuple[int | None, str, list[str]]] | None:
     """Each cell of a notebook as its own unit: code cells as Python, markdown cells' code blocks, raw cells
     whole. None when ``text`` is not a notebook nbformat reads (then it is scanned as plain text)."""
     try:
         notebook = nbformat.reads(text, as_version=4)
     except (ValueError, KeyError, TypeError, AttributeError):  # not JSON, or JSON that is no notebook
         return None
-    units: list[tuple[int | None, list[str]]] = []
+    units: list[tuple[int | None, str, list[str]]] = []
     for number, cell in enumerate(notebook.cells, start=1):
         source = cell.get("source", "")
         if cell.get("cell_type") == "code":
-            units.append((number, python_code_lines(source)))
+            units.append((number, source, python_code_lines(source)))
         elif cell.get("cell_type") == "markdown":
-            units.append((number, markdown_code_lines(source)))
+            units.append((number, source, markdown_code_lines(source)))
         else:
-            units.append((number, source.splitlines()))
+            units.append((number, source, source.splitlines()))
     return units
 
 
-def _findings(path: str, cell: int | None, lines: list[str]) -> list[AnswerLine]:
+def _findings(path: str, cell: int | None, lines: list[str], shown: list[str]) -> list[AnswerLine]:
+    """The answers ``lines`` start, each reported with its line of ``shown`` (the source, nothing blanked)."""
     found = []
     for number, line in enumerate(lines, start=1):
         window = lines[number - 1:number - 1 + WINDOW]
         for exercise, rules in _RULES.items():
             if any(first.search(line) and all(any(p.search(w) for w in window) for p in rest)
                    for first, *rest in rules):
-                found.append(AnswerLine(path, number, exercise, line.strip(), cell))
+                code = shown[number - 1] if number <= len(shown) else line
+                found.append(AnswerLine(path, number, exercise, code.strip(), cell))
     return found
