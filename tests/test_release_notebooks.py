@@ -337,6 +337,15 @@ def weights_by_hand(head, x, scale: bool = True):
     return torch.softmax(scores.masked_fill(head.tril[:T, :T] == 0, float("-inf")), dim=-1)
 
 
+def reference_without_head_dropout() -> str:
+    """The reference with its head's nn.Dropout taken out (MultiHeadAttention keeps its own)."""
+    source = reference_source("attention-modules")
+    for line in ("        self.dropout = nn.Dropout(dropout)\n", "        wei = self.dropout(wei)  # active only in training mode\n"):
+        assert line in source, line
+        source = source.replace(line, "", 1)
+    return source
+
+
 def test_the_modules_demo_shows_the_weights_the_students_own_forward_computes(built: dict[str, str], capsys) -> None:
     """No demo re-implements forward: ``head_weights`` catches the weights as the head's forward hands them to
     its dropout. On the reference it gives exactly the weights the old cell recomputed (the same pictures); on
@@ -370,9 +379,7 @@ def test_a_head_with_nothing_to_catch_gets_one_line_not_a_traceback(built: dict[
     from tests.corpus_cases import corpus
 
     head_weights = module_helpers(built)["head_weights"]
-    without_dropout = reference_source("attention-modules").replace(
-        "        wei = self.dropout(wei)  # active only in training mode\n", "").replace(
-        "        self.dropout = nn.Dropout(dropout)\n", "", 1)
+    without_dropout = reference_without_head_dropout()
     sources = {c.id: c.source() for c in corpus("mutants") + corpus("alternatives") if c.assignment == "attention-modules"}
     sources["reference without its head's nn.Dropout"] = without_dropout
     sources["reference whose head's forward is the stub's"] = reference_source("attention-modules") + (
@@ -407,9 +414,7 @@ def test_the_modules_break_it_cells_say_one_line_and_draw_nothing_for_a_head_wit
     """In Jupyter: a finished notebook whose head has no nn.Dropout runs to the end; each cell that would draw the
     weights prints the one line instead, and no cell fails."""
     monkeypatch.setenv("MPLBACKEND", INLINE_BACKEND)
-    without_dropout = reference_source("attention-modules").replace(
-        "        wei = self.dropout(wei)  # active only in training mode\n", "").replace(
-        "        self.dropout = nn.Dropout(dropout)\n", "", 1)
+    without_dropout = reference_without_head_dropout()
     assert without_dropout.count("nn.Dropout(") == 1  # only MultiHeadAttention's own is left
     nb = execute(fill_exercises(built["attention-modules"], without_dropout), tmp_path)
     assert [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
