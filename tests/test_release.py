@@ -8,23 +8,21 @@ import importlib
 import importlib.util
 import inspect
 import base64
-import io
 import json
-import re
 import shutil
 import subprocess
-import tokenize
 import types
 from pathlib import Path
 from typing import Any, Callable
 
+import nbformat
 import pytest
 import torch
 
 from grader import api
 from grader.session import tape
 from grader.config import load_config
-from grader.release import bundle, kit
+from grader.release import answers, bundle, kit
 from grader.session import load_reference
 from grader.session.tape import Recorder
 from grader.sandbox import rng
@@ -239,116 +237,68 @@ def _raw(t: torch.Tensor) -> bytes:
     return t.detach().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
 
 
-# The answers of every exercise, as the constructions a solution would use: regular expressions on the
-# code (comments and prose strings are blanked first, so a hint that names `masked_fill` in a message is
-# not a finding); a rule written as a tuple needs each of its expressions within WINDOW lines, as in
-# `e = x.exp()` then `return e / e.sum(-1)`. `test_no_reference_code_reaches_the_bundle` finds the
-# reference's own statements; this finds other ways of writing them, in every .py file a student
-# receives but the stubs.
-WINDOW = 3
-ANSWER_PATTERNS: dict[str, tuple[str | tuple[str, ...], ...]] = {
-    "attention_scores": (r"@\s*[\w.]*?(\.\w+\(\))*\.(transpose\(\s*-2\s*,\s*-1\s*\)|mT\b)",
-                         r"\bmatmul\(.*(transpose\(|\.mT\b)", r"\beinsum\(.*->"),
-    "scale_scores": (r"/\s*(math\.|torch\.|np\.)?sqrt\(", r"/\s*\(?[\w.\[\]\-]+\)?\s*\*\*\s*0?\.5\b", r"\brsqrt\("),
-    "causal_mask": (r"\b(tril|triu)(_indices)?_?\(", r"arange\([^)]*\)\s*\[\s*:\s*,\s*None\s*\]\s*[<>]="),
-    "apply_mask": (r"\bmasked_fill_?\(", r"\bwhere\(.*-inf"),
-    "softmax": ((r"\bexp\(", r"\bsum\("), r"\blogsumexp\("),
-    "mix_values": (r"\bweights\s*@\s*v\b",),
-    "bag_of_past": (r"\bcumsum\(", r"\bcummean\("),
-    "split_heads": (r"\.(view|reshape)\(\s*B\s*,\s*T\s*,\s*n_heads", r"\bpermute\(\s*0\s*,\s*2\s*,\s*1\s*,\s*3\s*\)",
-                    r"\.(view|reshape)\([^)]*n_heads[^)]*\)\s*\.\s*transpose\(\s*1\s*,\s*2\s*\)"),
-    "merge_heads": (r"\.transpose\(\s*1\s*,\s*2\s*\)\s*\.\s*(contiguous\(\)\s*\.\s*)?(view|reshape)\(",),
-    "attention_entropy": ((r"\blog2?\(", r"\bsum\("), r"\bxlogy\(", r"\bentr\("),
-    "SelfAttentionHead / MultiHeadAttention": (r"\bregister_buffer\(", r"\bcat\(\s*\[\s*\w+\(\s*x\s*\)\s*for\b"),
-}
-# Answers the kit still holds, each in a file another change must rewrite: the visible checks compute
-# their expected values inline, and the judge's warm-up runs the ops once. The test fails on any other
-# finding, and on one of these once it is gone (then drop it from the list).
-KNOWN_ANSWER_SITES = {
-    # The warm-up runs one matmul against a transpose and one masked_fill on the meta device before the
-    # server forks (their first call imports kernels and torch._dynamo): no exercise's answer (it fills a
-    # full mask with 0), but the scan's patterns see them.
-    ("grader/sandbox/warmup.py", "attention_scores"),
-    ("grader/sandbox/warmup.py", "apply_mask"),
-}
-
-
-def code_lines(source: str) -> list[str]:
-    """``source``'s lines with comments and prose strings (any with whitespace) blanked to spaces,
-    line numbers kept; short strings such as ``"-inf"`` stay, they are part of the code."""
-    lines = [list(line) for line in source.splitlines()]
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and any(c.isspace() for c in tok.string)):
-            (row, col), (end_row, end_col) = tok.start, tok.end
-            for r in range(row, end_row + 1):
-                first = col if r == row else 0
-                last = end_col if r == end_row else len(lines[r - 1])
-                lines[r - 1][first:last] = " " * (last - first)
-    return ["".join(line) for line in lines]
-
-
-def answer_findings(files: dict[str, bytes], stubs: set[str]) -> list[tuple[str, int, str, str]]:
-    """``(path, line, exercise, code)`` for every line of every .py file but ``stubs`` that starts an answer."""
-    rules = {ex: [[re.compile(p) for p in ((r,) if isinstance(r, str) else r)] for r in patterns]
-             for ex, patterns in ANSWER_PATTERNS.items()}
-    found = []
-    for path, data in sorted(files.items()):
-        if not path.endswith(".py") or path in stubs:
-            continue
-        lines = code_lines(data.decode("utf-8"))
-        for number, line in enumerate(lines, start=1):
-            window = lines[number - 1:number - 1 + WINDOW]
-            for exercise, exercise_rules in rules.items():
-                if any(first.search(line) and all(any(p.search(w) for w in window) for p in rest)
-                       for first, *rest in exercise_rules):
-                    found.append((path, number, exercise, line.strip()))
-    return found
-
-
-def _stubs() -> set[str]:
-    return {a.file for a in CONFIG.assignments.values()}
-
+# The answer scan (grader/release/answers.py) refuses a release that writes out an exercise's answer in any
+# text file: these tests hold its patterns to the exercises and the references, and the release to it. What it
+# reads as code in each kind of file, and the generated family that proves it, are in tests/test_answer_scan.py.
 
 def test_the_answer_scan_finds_each_exercises_answer_in_the_reference():
     """The patterns are not vacuous: every exercise's answer in the references is found by them."""
     references = {f"solutions/{a.reference.name}": a.reference.read_bytes() for a in CONFIG.assignments.values()}
-    found = {exercise for _, _, exercise, _ in answer_findings(references, set())}
-    assert not set(ANSWER_PATTERNS) - found, f"patterns that miss the reference: {set(ANSWER_PATTERNS) - found}"
-
-
-# Exercises whose answer is calls of the other exercises (whose patterns find it): no construction of their own.
-COMPOSED_OF_OTHERS = {"attention", "multi_head_attention"}
+    found = {f.exercise for f in answers.scan(references)}
+    assert not set(answers.ANSWER_PATTERNS) - found, \
+        f"patterns that miss the reference: {set(answers.ANSWER_PATTERNS) - found}"
 
 
 def test_the_answer_scan_has_patterns_for_every_exercise():
     """A new exercise adds its answer's constructions to ANSWER_PATTERNS (docs/adding-an-exercise.md), or the
-    kit scan cannot see its answer written into a check, an input or a figure."""
-    covered = {name.strip() for key in ANSWER_PATTERNS for name in key.split("/")}
+    release cannot see its answer written into a check, an input, a figure or a notebook's demo."""
+    covered = {name.strip() for key in answers.ANSWER_PATTERNS for name in key.split("/")}
     lacking = [ex.name for a in CONFIG.assignments.values() for ex in a.exercises
-               if ex.name not in covered | COMPOSED_OF_OTHERS]
-    assert not lacking, (f"ANSWER_PATTERNS in tests/test_release.py has no pattern for {lacking}: add the "
+               if ex.name not in covered | answers.COMPOSED_OF_OTHERS]
+    assert not lacking, (f"ANSWER_PATTERNS in grader/release/answers.py has no pattern for {lacking}: add the "
                          "constructions a solution of each uses (or, for one built only of the other exercises' "
                          "calls, add it to COMPOSED_OF_OTHERS)")
-    assert not COMPOSED_OF_OTHERS & covered
+    assert not answers.COMPOSED_OF_OTHERS & covered
 
 
-def test_the_answer_scan_reads_code_not_prose():
-    source = ('x = 1  # q @ k.transpose(-2, -1)\n'
-              'raise AssertionError("use scores.masked_fill(~mask, float(\'-inf\'))")\n'
-              'doc = """e = x.exp()\nreturn e / e.sum(-1)"""\n'
-              'w = s.masked_fill(~m, float("-inf"))\n')
-    assert [(line, ex) for _, line, ex, _ in answer_findings({"a.py": source.encode()}, set())] == [(5, "apply_mask")]
-
-
-def test_no_exercises_answer_is_written_in_the_kit(release):
-    """No .py file of the kit but the stubs computes an exercise's answer (the figures, the checks'
-    inputs, ...): each finding is reported as path:line."""
-    found = answer_findings(bundle_files(release), _stubs())
-    new = [f"{path}:{line}: {exercise}: {code}" for path, line, exercise, code in found
-           if (path, exercise) not in KNOWN_ANSWER_SITES]
+def test_no_exercises_answer_is_written_in_the_kit(any_release):
+    """No file of either release (stubs, notebooks, README, config, checks, figures...) writes out an
+    answer but the allowed sites; and each allowed site is still there, or the list is stale."""
+    found = answers.scan(bundle_files(any_release))
+    new = [str(f) for f in found if not f.allowed]
     assert not new, "answers in the kit:\n" + "\n".join(new)
-    gone = KNOWN_ANSWER_SITES - {(path, exercise) for path, _, exercise, _ in found}
-    assert not gone, f"no longer in the kit, drop from KNOWN_ANSWER_SITES: {sorted(gone)}"
+    gone = set(answers.ALLOWED_SITES) - {(f.path, f.exercise) for f in found}
+    assert not gone, f"no longer in the kit, drop from ALLOWED_SITES in grader/release/answers.py: {sorted(gone)}"
+
+
+@pytest.mark.slow  # records the expected values: grades the reference through the sandbox
+def test_release_refuses_to_write_an_answer_in_one_line(tmp_path, monkeypatch, capsys):
+    """A lesson whose demo writes out an answer (today's `head_weights` cell, put back) stops `grader release`
+    with one line naming the notebook, the cell, the line and the exercise, exit 2, and nothing written."""
+    from grader import cli
+    from grader.release import notebooks
+    from tests.test_answer_scan import read_case
+
+    cell, _ = read_case("head_weights_cell.txt")
+    real = notebooks.build_notebook
+
+    def with_the_old_cell(stub, lesson):
+        nb = nbformat.reads(real(stub, lesson), as_version=4)
+        nb.cells.append(nbformat.v4.new_code_cell(cell, id="old-head-weights"))
+        return nbformat.writes(nb)
+
+    monkeypatch.setattr(bundle, "build_notebook", with_the_old_cell)
+    out = tmp_path / "out"
+    with pytest.raises(bundle.ReleaseError) as refused:
+        bundle.build_release(out, ["attention-modules"])
+    message = str(refused.value)
+    assert "\n" not in message and "attention_modules.ipynb: cell " in message, message
+    assert ": attention_scores: scores = q @ k.transpose(-2, -1)" in message and "(and 1 more)" in message
+    assert not out.exists()
+    assert cli.main(["release", "--out", str(out), "--assignment", "attention-modules"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("grader: ") and "hand out an answer" in err[0], err
+    assert not out.exists()
 
 
 # --- the kit judges like the course --------------------------------------------------------------

@@ -305,6 +305,138 @@ def test_the_untouched_notebook_stops_first_at_not_implemented(built: dict[str, 
     assert {ename for _, ename in failing} == {"NotImplementedError"}
 
 
+# ------------------------------------------------------------------ the modules' pictures come from the student's forward
+
+
+def module_helpers(built: dict[str, str]) -> dict:
+    """The attention-modules notebook's break-it helpers (``head_weights``, ``plot_heads``), defined as the cell does."""
+    import torch
+
+    [cell] = [c for c in tagged(built["attention-modules"], "break-it") if "def head_weights(" in c.source]
+    namespace: dict = {"torch": torch}
+    exec(compile(cell.source, "head_weights cell", "exec"), namespace)  # noqa: S102 - the lesson's own cell
+    return namespace
+
+
+def load_module(source: str, name: str):
+    import types
+
+    module = types.ModuleType(name)
+    exec(compile(source, name, "exec"), module.__dict__)  # noqa: S102 - the course's reference and corpus
+    return module
+
+
+def weights_by_hand(head, x, scale: bool = True):
+    """What a head of the reference's design computes as weights: the test's own oracle (never shipped)."""
+    import torch
+
+    T = x.shape[1]
+    scores = head.query(x) @ head.key(x).transpose(-2, -1)
+    if scale:
+        scores = scores * head.query.out_features ** -0.5
+    return torch.softmax(scores.masked_fill(head.tril[:T, :T] == 0, float("-inf")), dim=-1)
+
+
+def reference_without_head_dropout() -> str:
+    """The reference with its head's nn.Dropout taken out (MultiHeadAttention keeps its own)."""
+    source = reference_source("attention-modules")
+    for line in ("        self.dropout = nn.Dropout(dropout)\n", "        wei = self.dropout(wei)  # active only in training mode\n"):
+        assert line in source, line
+        source = source.replace(line, "", 1)
+    return source
+
+
+def test_the_modules_demo_shows_the_weights_the_students_own_forward_computes(built: dict[str, str], capsys) -> None:
+    """No demo re-implements forward: ``head_weights`` catches the weights as the head's forward hands them to
+    its dropout. On the reference it gives exactly the weights the old cell recomputed (the same pictures); on
+    a mutant that forgets the scaling it gives that mutant's weights, not the reference's."""
+    import torch
+    from tests.corpus_cases import corpus
+
+    head_weights = module_helpers(built)["head_weights"]
+    reference = load_module(reference_source("attention-modules"), "reference_modules")
+    [no_scaling] = [c for c in corpus("mutants") if c.id == "attention-modules/mutants/head_no_scaling"]
+    mutant = load_module(no_scaling.source(), "head_no_scaling")
+    for module, scale in ((reference, True), (mutant, False)):
+        torch.manual_seed(0)
+        mha = module.MultiHeadAttention(d_model=32, n_heads=4, context_length=8).eval()
+        x = torch.randn(1, 8, 32)
+        with torch.no_grad():
+            shown = head_weights(mha.heads, x)
+            assert shown is not None and len(shown) == 4
+            for head, weights in zip(mha.heads, shown):
+                torch.testing.assert_close(weights, weights_by_hand(head, x, scale), rtol=0, atol=0)
+                assert not torch.allclose(weights, weights_by_hand(head, x, not scale))
+    assert capsys.readouterr().out == ""
+
+
+def test_a_head_with_nothing_to_catch_gets_one_line_not_a_traceback(built: dict[str, str], capsys) -> None:
+    """Every correct alternative and every mutant of the corpus: ``head_weights`` returns one (B, T, T) tensor of
+    values in [0, 1] per head, or None after exactly one printed line that says why (a forward still the stub;
+    no nn.Dropout; a forward that never calls it, such as one built on scaled_dot_product_attention or
+    F.dropout; a dropout that is handed the output, not the weights). It never raises."""
+    import torch
+    from tests.corpus_cases import corpus
+
+    head_weights = module_helpers(built)["head_weights"]
+    without_dropout = reference_without_head_dropout()
+    sources = {c.id: c.source() for c in corpus("mutants") + corpus("alternatives") if c.assignment == "attention-modules"}
+    sources["reference without its head's nn.Dropout"] = without_dropout
+    sources["reference whose head's forward is the stub's"] = reference_source("attention-modules") + (
+        "\n\ndef stub_forward(self, x):\n    raise NotImplementedError\n\n\nSelfAttentionHead.forward = stub_forward\n")
+    said, ran = {}, 0
+    for name, source in sorted(sources.items()):
+        try:
+            module = load_module(source, name.replace("/", "_"))
+        except ImportError:
+            continue  # a mutant that imports the other assignment's file: the notebook would stop at its imports
+        torch.manual_seed(0)
+        mha = module.MultiHeadAttention(d_model=32, n_heads=4, context_length=8).eval()
+        ran += 1
+        with torch.no_grad():
+            shown = head_weights(mha.heads, torch.randn(1, 8, 32))
+        printed = capsys.readouterr().out
+        if shown is None:
+            assert printed.count("\n") == 1 and printed.startswith("no weights to show: "), (name, printed)
+            said[name] = printed
+        else:
+            assert printed == "" and all(w.shape == (1, 8, 8) and 0 <= w.min() <= w.max() <= 1 for w in shown), name
+    assert ran >= 20, ran
+    assert "it has no nn.Dropout" in said["reference without its head's nn.Dropout"]
+    assert "its forward still raises NotImplementedError" in said["reference whose head's forward is the stub's"]
+    assert "never calls its nn.Dropout" in said["attention-modules/alternatives/head_sdpa"]
+    assert "not weights between 0 and 1" in said["attention-modules/mutants/head_dropout_on_output"]
+    assert "attention-modules/alternatives/dropout_named_differently" not in said
+
+
+def test_the_modules_break_it_cells_say_one_line_and_draw_nothing_for_a_head_without_dropout(
+        built: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In Jupyter: a finished notebook whose head has no nn.Dropout runs to the end; each cell that would draw the
+    weights prints the one line instead, and no cell fails."""
+    monkeypatch.setenv("MPLBACKEND", INLINE_BACKEND)
+    without_dropout = reference_without_head_dropout()
+    assert without_dropout.count("nn.Dropout(") == 1  # only MultiHeadAttention's own is left
+    nb = execute(fill_exercises(built["attention-modules"], without_dropout), tmp_path)
+    assert [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
+    weights_cells = [c for c in nb.cells if c.cell_type == "code" and "head_weights(" in c.source
+                     and "def head_weights(" not in c.source]
+    assert len(weights_cells) == 2
+    for cell in weights_cells:
+        said = [line for o in cell.outputs if o.get("name") == "stdout" for line in o.text.splitlines()
+                if line.startswith("no weights to show")]
+        assert said == ["no weights to show: this cell catches them on their way into the head's dropout, "
+                        "and it has no nn.Dropout"], (cell.id, cell.outputs)
+        assert not any("image/png" in o.get("data", {}) for o in cell.outputs), cell.id
+
+
+def test_no_demo_cell_writes_out_an_answer(built: dict[str, str]) -> None:
+    """The release refuses a notebook that does (grader/release/answers.py); the lesson files must not."""
+    from grader.release import answers
+
+    found = answers.scan({f"{stub_path(a).stem}.ipynb": text.encode() for a, text in built.items()})
+    assert found == [], [str(f) for f in found]
+
+
 # ------------------------------------------------------------------ lesson files that do not fit
 
 

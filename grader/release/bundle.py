@@ -6,7 +6,9 @@ turns into a ``grader check`` command; the visible checks' expected values,
 recorded here by grading the reference with the reference replaced by a
 ``tape.Recorder``; a student README; and ``release.json``, the hash of every
 file. Nothing depends on the clock or on the order of a directory listing,
-so re-releasing an unchanged course rewrites identical files.
+so re-releasing an unchanged course rewrites identical files. Nothing is written
+when a file would write out an exercise's answer (``answers``): the release
+stops with one line naming the file, the line and the exercise.
 
 Pushed as a template repository (or a GitHub Classroom starter), the bundle
 grades itself in GitHub Actions:
@@ -37,7 +39,7 @@ import jinja2
 from grader import api, integrity
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, load_config
 from grader.files import write_atomically
-from grader.release import hidden_bundle, kit
+from grader.release import answers, hidden_bundle, kit
 from grader.release.gradescope import TORCH_VERSION
 from grader.release.notebooks import LessonError, build_notebook
 from grader.session import load_reference
@@ -102,6 +104,9 @@ def build_release(out: Path, assignment_ids: Sequence[str] | None = None,
     hashes = {path: hashlib.sha256(data).hexdigest() for path, data in sorted(files.items())}
     files[MANIFEST] = (json.dumps({"grader": __version__, "assignments": ids, "files": hashes},
                                   indent=1, sort_keys=True) + "\n").encode()
+    refused = answers.refusal(answers.scan(files))  # before a byte is written: a release with an answer never exists
+    if refused is not None:
+        raise ReleaseError(refused)
     _write(out, files, written_before)
     return Release(out, hashes)
 

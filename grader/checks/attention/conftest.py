@@ -20,7 +20,7 @@ C = H * D  # 12
 # A fixed reordering of the T=5 tokens, no token left in place (the permutation-equivariance checks).
 PERMUTATION = torch.tensor([3, 0, 4, 1, 2])
 # The causal mask for T=5 (row t allows columns 0..t), written out as data: these inputs ship in the
-# student kit, which must hold no exercise's answer (tests/test_release.py scans it for one).
+# student kit, which must hold no exercise's answer (`grader release` scans it and refuses one).
 CAUSAL_5 = torch.tensor([[1, 0, 0, 0, 0],
                          [1, 1, 0, 0, 0],
                          [1, 1, 1, 0, 0],
