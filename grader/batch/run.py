@@ -135,6 +135,8 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         todo: list[tuple[intake.Handin, str]] = []
         plan = planned(entries, options)
         warned = fallbacks.said(entries, plan, options.roster, assignment, options, secret)
+        not_graded = [item for item in found.not_graded
+                      if options.shard is None or not item.student or intake.in_shard(item.student, options.shard)]
 
         def keep_sources() -> None:
             # The similarity report's token streams, read while the files exist (a zip's are gone when the
@@ -172,7 +174,8 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         (layout.root / changes.FILE_NAME).unlink(missing_ok=True)
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
                   complete=not counts.not_done, similarity_threshold=options.similarity_threshold,
-                  check_fingerprints=dict(stage.rules.check_fingerprints or {}), warnings=warned)
+                  check_fingerprints=dict(stage.rules.check_fingerprints or {}), warnings=warned,
+                  not_graded=not_graded)
     return BatchResult(counts, ordered, stopped, changed, bool(before))
 
 
@@ -249,6 +252,8 @@ def _tell(options: BatchOptions, found: intake.Intake) -> None:
         return
     for line in ([options.roster_line] if options.roster_line else []) + [found.line(), *found.notes]:
         options.say(line)
+    for item in found.not_graded:  # each upload or zip member passed over, once: also summary.json's not_graded
+        options.say(f"grader: {item.line()}")
 
 
 def planned(entries: list[intake.Handin], options: BatchOptions) -> list[intake.Handin]:
