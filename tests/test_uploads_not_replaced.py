@@ -13,14 +13,17 @@ import hashlib
 import itertools
 import json
 import random
+import subprocess
+import sys
 import warnings
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from grader import cli, links
+from grader import links
 from grader.batch import intake, unzip
+from tests.conftest import ROOT
 
 REAL = "# alice's own work\ndef softmax(x):\n    return x\n"
 BOB = "# bob's work\ndef softmax(x):\n    return x\n"
@@ -189,15 +192,15 @@ def test_a_canvas_student_with_two_different_files_is_still_an_error_and_no_line
 # ------------------------------------------------------------------ end to end: stderr and summary.json
 
 
-def test_grade_all_says_each_passed_over_upload_once_and_keeps_it_in_the_summary(tmp_path, capsys, monkeypatch):
-    monkeypatch.delenv("GRADER_COURSE_SECRET", raising=False)
+def test_grade_all_says_each_passed_over_upload_once_and_keeps_it_in_the_summary(tmp_path):
     hostile = ["../alice.py", "../../evil.py", "C:\\alice.py"]
     members = [("alice.py", REAL), *((h, HOSTILE) for h in hostile), ("bob/attention.py", BOB),
                ("bob/notes.py", "# scratch\n")]
-    code = cli.main(["grade-all", str(build_zip(tmp_path / "c.zip", members)), "--assignment", "attention",
-                     "--out", str(tmp_path / "out"), "--progress", "lines"])
-    err = capsys.readouterr().err
-    assert code == 0, err
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(build_zip(tmp_path / "c.zip", members)),
+                           "--assignment", "attention", "--out", str(tmp_path / "out"), "--progress", "lines"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    err = proc.stderr
+    assert proc.returncode == 0, err
     for member in ["../alice.py", "../../evil.py", "C:\\alice.py", "bob/notes.py"]:
         said = [line for line in err.splitlines() if line.startswith(f"grader: not graded: {member}")]
         assert len(said) == 1, (member, err)
