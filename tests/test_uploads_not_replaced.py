@@ -121,6 +121,21 @@ def test_a_file_where_other_members_need_a_folder_is_refused(tmp_path):
     assert HOSTILE not in everything_written(tmp_path / "unzip").values()
 
 
+@pytest.mark.parametrize("name", ["../alice.py", "../../alice/attention.py", "/alice.py", "C:\\alice.py"])
+def test_a_link_member_with_a_hostile_path_is_refused_and_blames_nobody(tmp_path, name):
+    """A link member is never made (``grader.links``); one whose path leaves the folder is refused before
+    that, so it cannot give alice, whose name its cleaned path would take, an error row."""
+    link = zipfile.ZipInfo(name)
+    link.external_attr = (0o120777 << 16)  # S_IFLNK: unzip would make it a symbolic link
+    with zipfile.ZipFile(tmp_path / "c.zip", "w") as z:
+        z.writestr("alice.py", REAL)
+        z.writestr(link, "/etc/passwd")
+    found = intake.scan(tmp_path / "c.zip", "attention.py", tmp_path / "unzip")
+    (alice,) = found.entries
+    assert alice.student == "alice" and alice.path is not None and alice.path.read_text() == REAL, alice
+    assert [n.file for n in found.not_graded] == [name]
+
+
 def test_member_paths_are_read_as_paths_never_cleaned():
     for name in HOSTILE_NAMES:
         assert isinstance(unzip.member_parts(name), str), name

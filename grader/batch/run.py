@@ -135,8 +135,6 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         todo: list[tuple[intake.Handin, str]] = []
         plan = planned(entries, options)
         warned = fallbacks.said(entries, plan, options.roster, assignment, options, secret)
-        not_graded = [item for item in found.not_graded
-                      if options.shard is None or not item.student or intake.in_shard(item.student, options.shard)]
 
         def keep_sources() -> None:
             # The similarity report's token streams, read while the files exist (a zip's are gone when the
@@ -175,7 +173,7 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
                   complete=not counts.not_done, similarity_threshold=options.similarity_threshold,
                   check_fingerprints=dict(stage.rules.check_fingerprints or {}), warnings=warned,
-                  not_graded=not_graded)
+                  not_graded=found.not_graded)  # the whole download's, in every shard: merge keeps each once
     return BatchResult(counts, ordered, stopped, changed, bool(before))
 
 
