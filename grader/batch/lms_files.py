@@ -164,9 +164,10 @@ def _why_not(path: Path, key: tuple[str, str] | None, latest: dict[tuple[str, st
     if key is None:
         return NotGraded(path.name, f"not a .py or .ipynb file{graded}")
     if latest[key][1] != path:
-        name = "".join(key)
-        return NotGraded(path.name, f"an older upload of {name} (uploaded again: {latest[key][1].name} is the latest)"
-                                    f"{graded}")
+        newest = latest[key][1]
+        if newest == picked:
+            return NotGraded(path.name, f"an older upload of {''.join(key)}; the latest, {newest.name}, is graded")
+        return NotGraded(path.name, f"an older upload of {''.join(key)} (the latest is {newest.name}){graded}")
     return NotGraded(path.name, f"not named like the assignment's ({stem}){graded}")
 
 
