@@ -21,7 +21,7 @@ import errno
 import os
 import stat
 import zipfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -110,29 +110,6 @@ def zip_member_is_link(info: zipfile.ZipInfo) -> bool:
     high 16 bits of ``external_attr`` says S_IFLNK (its content is then the target). Checked whatever
     ``create_system`` says, so a zip that claims another system cannot slip one through."""
     return stat.S_ISLNK(info.external_attr >> 16)
-
-
-def zip_member_parts(info: zipfile.ZipInfo) -> tuple[str, ...]:
-    """The member's path as ``zipfile`` extracts it: no empty, ``.`` or ``..`` parts, never absolute."""
-    return tuple(part for part in info.filename.split("/") if part not in ("", ".", ".."))
-
-
-def zip_links(archive: zipfile.ZipFile, members: Iterable[zipfile.ZipInfo]) -> list[Link]:
-    """The link members among ``members``, named by their path inside the zip and their target (their
-    content, read as text; never created on disk)."""
-    found = []
-    for info in members:
-        if zip_member_is_link(info) and zip_member_parts(info):
-            with archive.open(info) as fh:
-                target = fh.read(ZIP_TARGET_BYTES).decode("utf-8", "replace")
-            found.append(Link(printable("/".join(zip_member_parts(info))), printable(target)))
-    return found
-
-
-def regular_members(members: Iterable[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
-    """The members that may be extracted: all but links (``zipfile`` would write a link as a small file
-    holding its target; it is reported instead, never made)."""
-    return [info for info in members if not zip_member_is_link(info)]
 
 
 def open_file(path: Path, under: Path | None = None) -> BinaryIO:

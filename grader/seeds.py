@@ -39,6 +39,9 @@ CONFIG_KEY = "course_secret_file"
 NO_SECRET = 0  # the inputs as written in the checks: the same for everyone
 MIN_SECRET_BYTES = 16  # 128 bits: below that a secret can be guessed offline from one card's hidden inputs
 MAKE_ONE = "make one with `python -c 'import secrets; print(secrets.token_hex(16))'`"
+SECRET_FILE_EXAMPLE = "~/.config/grader/course-secret"  # outside every repository, readable by its owner only
+MAKE_SECRET_FILE = (f"mkdir -p ~/.config/grader && (umask 077 && python3 -c 'import secrets; "
+                    f"print(secrets.token_hex(32))' > {SECRET_FILE_EXAMPLE})")  # the README's and the warning's
 NO_SECRET_NOTE = (f"no course secret ({SECRET_ENV} or --course-secret-file): the hidden checks' inputs are the "
                   "same for every student")
 

@@ -275,3 +275,36 @@ def test_ctrl_c_is_one_line_and_exit_130_and_leaves_no_process(tmp_path, when):
     while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in seen):
         time.sleep(0.05)
     assert not [p for p in seen if Path(f"/proc/{p}").exists()], "a process of the grade was left running"
+
+
+FOLDERS = {  # what a folder given to `grade`/`check` holds -> the file `check` may suggest (None: no example)
+    "empty": ([], None),
+    "one file": (["attention.py"], "attention.py"),
+    "one notebook": (["attention.ipynb", "notes.txt"], "attention.ipynb"),
+    "two files": (["attention.py", "attention.ipynb"], None),
+    "a class": (["alice/attention.py", "bob/attention.py"], None),
+}
+
+
+@pytest.mark.parametrize("command", ["grade", "check"])
+@pytest.mark.parametrize("holds", sorted(FOLDERS))
+def test_a_folder_is_named_as_a_folder_in_one_line_exit_2(tmp_path, capsys, command, holds):
+    """`grader grade FOLDER` once said "no such file" of a folder that exists (issue 37)."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    names, suggested = FOLDERS[holds]
+    for name in names:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("x = 1\n")
+    out = tmp_path / "card.json"
+    args = ["--assignment", "attention", "--out", str(out)] if command == "grade" else []
+    code = cli.main([command, str(folder), *args])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and not out.exists(), err
+    assert err.startswith(f"grader: {folder} is a folder: `grader {command}` ") and "no such file" not in err
+    if command == "grade":
+        assert err.endswith(f"`grader grade-all {folder} --assignment attention --out DIR` grades a class\n")
+    elif suggested:
+        assert err.endswith(f"name the file, e.g. `grader check {folder / suggested}`\n")
+    else:
+        assert err.endswith("name the file\n")

@@ -226,7 +226,7 @@ def test_grade_all_says_each_late_policy_fallback_once_and_keeps_it_in_the_summa
     times.write_text("student,submitted_at\nalice,2026-03-01T12:00:00+01:00\nzed,2026-03-01T12:00:00+01:00\n")
     extensions = tmp_path / "extensions.csv"
     extensions.write_text("student,extra_days,reason\nyan,2,ill\n")
-    env = {k: v for k, v in os.environ.items() if k != seeds.SECRET_ENV}
+    env = {**os.environ, seeds.SECRET_ENV: "s" * 32}  # with a secret: only the late policy's fallbacks are said
     proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(klass), "--assignment", "attention",
                            "--out", str(tmp_path / "out"), "--jobs", "1", "--config", str(deadline_config(tmp_path)),
                            "--submitted-at-csv", str(times), "--extensions", str(extensions)],
@@ -243,3 +243,73 @@ def test_grade_all_says_each_late_policy_fallback_once_and_keeps_it_in_the_summa
         "or --submitted-at"], proc.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["warnings"] == [line.removeprefix(fallbacks.PREFIX) for line in said]
+
+
+# ------------------------------------------------------------------ a class graded with no course secret (issue 37)
+
+
+class _Options:
+    """What ``fallbacks.said`` reads of grade-all's options."""
+
+    def __init__(self, out: Path) -> None:
+        self.out, self.extensions, self.submitted_at, self.submitted_at_all = out, {}, {}, None
+        self.said: list[str] = []
+        self.say = self.said.append
+
+
+@pytest.mark.parametrize("before", ["first run", "graded with a secret", "graded without one"])
+@pytest.mark.parametrize("secret", [None, b"s" * 16, b"t" * 64])
+def test_a_secret_less_class_gets_exactly_one_warning_with_the_command_that_makes_one(tmp_path, before, secret):
+    out = tmp_path / "out"
+    if before != "first run":
+        (out / "cards").mkdir(parents=True)
+        seed = 7 if before == "graded with a secret" else 0
+        (out / "cards" / "alice.json").write_text(json.dumps({"environment": {"input_seed": seed}}))
+    options = _Options(out)
+    texts = fallbacks.said([handin("alice")], [handin("alice")], None, ASSIGNMENT, options, secret)
+    about = [t for t in texts if "course secret" in t]
+    assert len(about) == (0 if secret else 1) and options.said == [fallbacks.line(t) for t in texts]
+    if secret is None and before != "graded with a secret":  # never had one: how to make one, in full
+        assert about[0].startswith("no course secret") and "the same for every student" in about[0]
+        assert f"`{seeds.MAKE_SECRET_FILE}`" in about[0]
+        assert f"--course-secret-file {seeds.SECRET_FILE_EXAMPLE}" in about[0]
+    elif secret is None:  # had one: the warning says it was dropped, and only that
+        assert "re-graded on the shared inputs" in about[0]
+
+
+def test_the_command_the_warning_gives_makes_a_private_secret_the_grader_takes(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run(["bash", "-c", seeds.MAKE_SECRET_FILE], env={"HOME": str(home), "PATH": os.environ["PATH"]},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    made = home / seeds.SECRET_FILE_EXAMPLE.removeprefix("~/")
+    assert made.stat().st_mode & 0o777 == 0o600  # readable by its owner only
+    secret = seeds.read_secret_file(made)
+    assert len(secret) == 64 and seeds.course_secret(made) == secret
+    again = subprocess.run(["bash", "-c", seeds.MAKE_SECRET_FILE], env={"HOME": str(home), "PATH": os.environ["PATH"]},
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and seeds.read_secret_file(made) != secret  # random: a new one each time
+
+
+@pytest.mark.parametrize("with_secret", [False, True])
+def test_grade_all_without_a_secret_warns_once_in_stderr_summary_and_class_page(tmp_path, with_secret):
+    klass = one_student(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != seeds.SECRET_ENV}
+    extra = []
+    if with_secret:
+        (tmp_path / "secret").write_text("s" * 32)
+        extra = ["--course-secret-file", str(tmp_path / "secret")]
+    proc = subprocess.run([sys.executable, "-m", "grader.cli", "grade-all", str(klass), "--assignment", "attention",
+                           "--out", str(tmp_path / "out"), "--jobs", "1", *extra],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    said = [line for line in proc.stderr.splitlines() if "course secret" in line]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    page = (tmp_path / "out" / "reports" / "_index.html").read_text()
+    if with_secret:
+        assert said == [] and summary["warnings"] == [] and "no course secret" not in page
+        return
+    assert len(said) == 1 and said[0].startswith(fallbacks.PREFIX + "no course secret"), proc.stderr
+    assert summary["warnings"] == [said[0].removeprefix(fallbacks.PREFIX)]
+    assert "warning: no course secret" in page and seeds.SECRET_FILE_EXAMPLE in page

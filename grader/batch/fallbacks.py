@@ -2,9 +2,10 @@
 
 A grader that quietly falls back (an id in the extensions file that is nobody's, a student whose
 submission time nobody knows, Canvas's LATE flag on an assignment without a late policy, a course
-secret dropped between two runs) gives a gradebook that looks right and is not. Each such case is
-one warning line on stderr, ``grader: warning: <what>; <what the grader did instead>; <how to fix
-it>``, the prefix every line the grader writes has, and the same text (without the prefix) in
+secret dropped between two runs, no course secret at all) gives a gradebook that looks right and is
+not. Each such case is one warning line on stderr, ``grader: warning: <what>; <what the grader did
+instead>; <how to fix it>``, the prefix every line the grader writes has, and the same text (without
+the prefix) in
 ``summary.json``'s ``warnings``. The one fallback that would make a run mislead by its very
 output, a ``--dry-run`` without the secret the graded cards were made with, is refused instead.
 """
@@ -99,12 +100,24 @@ def secret_dropped(out: Path, dry_run: bool, secret: bytes | None) -> list[str]:
             f"last run did, unless dropping the secret is meant"]
 
 
+def no_secret(out: Path, secret: bytes | None) -> list[str]:
+    """No course secret at all: every student's hidden checks get the same inputs, so one student's card
+    (or a hard-coded answer) passes for everyone; only a note inside each card said so. One warning, with
+    the command that makes a secret; ``secret_dropped`` speaks instead where the last run had one."""
+    if secret or seeded_before(out):
+        return []
+    return [f"no course secret ({seeds.SECRET_ENV}, --course-secret-file or course_secret_file: in "
+            f"assignments.yaml): the hidden checks' inputs are the same for every student; make one once per "
+            f"course with `{seeds.MAKE_SECRET_FILE}` and pass --course-secret-file {seeds.SECRET_FILE_EXAMPLE} "
+            f"to every grade-all of the course (README: \"The course secret\")"]
+
+
 def said(found: Sequence[Handin], plan: Sequence[Handin], roster: Sequence[Any] | None,
          assignment: AssignmentConfig, options: Any, secret: bytes | None) -> list[str]:
     """Every fallback of this run, as warning texts (without the prefix); each is also said on stderr
     through ``options.say``. ``found``: every student of the download (all shards), ``plan``: this run's."""
     students = {e.student for e in found} | {r.student for r in roster or ()}
-    texts = [*secret_dropped(options.out, False, secret),
+    texts = [*secret_dropped(options.out, False, secret), *no_secret(options.out, secret),
              *unmatched_ids(options.extensions, options.submitted_at, students),
              *unknown_times(plan, assignment, options.submitted_at, options.submitted_at_all),
              *ignored_late_flags(plan, assignment)]

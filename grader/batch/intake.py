@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import links
-from grader.batch import lms
+from grader.batch import lms, unzip
+from grader.batch.lms_files import NotGraded
 from grader.links import Link
 from grader.batch.roster import RosterEntry
 
@@ -69,6 +70,7 @@ class Intake:
     layout: str
     entries: list[Handin]
     notes: list[str] = field(default_factory=list)  # one line each: unknown files, times not kept, ...
+    not_graded: list[NotGraded] = field(default_factory=list)  # each upload or zip member left ungraded, and why
 
     def line(self) -> str:
         """``submissions: Canvas download, 41 students``."""
@@ -87,9 +89,12 @@ def scan(submissions: Path, assignment_file: str, unpack_to: Path, roster: Seque
     ``layout`` (one of ``lms.LAYOUTS``) forces how the download is read;
     None recognises it. Raises IntakeError with one line.
     """
-    root = _lms_root(_root(submissions, unpack_to))
+    unpacked = _unpack(submissions, unpack_to)
+    root = _lms_root(unpack_to.joinpath(*unpacked.root_parts) if unpacked else submissions)
     chosen = layout or lms.detect(root, frozenset(r.student for r in roster or ()))
-    refused = {top: (found[0].path, links.message(found)) for top, found in _linked(submissions, root, unpack_to).items()}
+    refused = {top: (found[0].path, links.message(found)) for top, found in _linked(root, unpack_to, unpacked).items()}
+    for top, problem in _clashed(unpacked, root, unpack_to).items():
+        refused.setdefault(top, problem)
     try:
         download = lms.read(chosen, root, assignment_file, refused)
     except lms.LayoutError as exc:
@@ -97,12 +102,29 @@ def scan(submissions: Path, assignment_file: str, unpack_to: Path, roster: Seque
     entries, notes = _assign(download, roster)
     if not entries and not roster:  # nothing to grade: a header-only gradebook would read as a graded class
         left = f" ({len(download.unknown)} entries left out: {_listed(download.unknown)})" if download.unknown else ""
-        raise IntakeError(f"{submissions}: no submission found{left}; nothing graded; give the folder or .zip that "
-                          f"holds the class's files, or add --roster to record every student as missing")
+        refusals = f"; {len(unpacked.refused)} zip members refused: {_listed([r.file for r in unpacked.refused])}" \
+            if unpacked and unpacked.refused else ""
+        raise IntakeError(f"{submissions}: no submission found{left}{refusals}; nothing graded; give the folder or "
+                          f".zip that holds the class's files, or add --roster to record every student as missing")
     if download.unknown:
         notes.insert(0, f"{len(download.unknown)} entries are not {lms.LAYOUT_NAMES[chosen]} submissions, "
                         f"left out: {_listed(download.unknown)}")
-    return Intake(chosen, entries, [*download.notes, *notes])
+    return Intake(chosen, entries, [*download.notes, *notes],
+                  [*(unpacked.refused if unpacked else ()), *_not_graded(download, roster)])
+
+
+def _not_graded(download: lms.Download, roster: Sequence[RosterEntry] | None) -> list[NotGraded]:
+    """Every student's uploads that were passed over, with whose they are (the roster's id when it
+    knows them); one entry per file, however many students share it (a Gradescope group)."""
+    whose: dict[tuple[str, str], list[str]] = {}
+    for found in download.found:
+        matched = lms.match(found, roster) if roster is not None else None
+        student = matched.student if isinstance(matched, RosterEntry) else found.fallback
+        for item in found.unused:
+            names = whose.setdefault((item.file, item.why), [])
+            if student not in names:
+                names.append(student)
+    return [NotGraded(file, why, ", ".join(names)) for (file, why), names in whose.items()]
 
 
 def _assign(download: lms.Download, roster: Sequence[RosterEntry] | None) -> tuple[list[Handin], list[str]]:
@@ -149,9 +171,10 @@ def _lms_root(root: Path) -> Path:
     return root
 
 
-def _root(submissions: Path, unpack_to: Path) -> Path:
+def _unpack(submissions: Path, unpack_to: Path) -> unzip.Unpacked | None:
+    """A zip unpacked into ``unpack_to`` member by member (``grader.batch.unzip``); None for a folder."""
     if submissions.is_dir():
-        return submissions
+        return None
     if not submissions.exists():
         raise IntakeError(f"cannot read {submissions}: no such file or folder")
     if not zipfile.is_zipfile(submissions):
@@ -162,43 +185,45 @@ def _root(submissions: Path, unpack_to: Path) -> Path:
             if len(members) > MAX_ZIP_MEMBERS or sum(m.file_size for m in members) > MAX_ZIP_BYTES:
                 raise IntakeError(f"{submissions}: too large to unpack (over {MAX_ZIP_MEMBERS} files "
                                   f"or {MAX_ZIP_BYTES >> 30} GiB)")
-            # zipfile drops absolute paths and '..' parts; a link member is never made (``_linked`` reports it)
-            archive.extractall(unpack_to, members=links.regular_members(members))
+            return unzip.unpack(archive, unpack_to)
     except (zipfile.BadZipFile, OSError, RuntimeError, ValueError) as exc:  # corrupt, encrypted, unsupported
         raise IntakeError(f"{submissions}: cannot unpack: {exc}") from None
-    tops = [p for p in unpack_to.iterdir() if not lms.ignored(p.name)]
-    return tops[0] if len(tops) == 1 and tops[0].is_dir() else unpack_to
 
 
-def _linked(submissions: Path, root: Path, unpack_to: Path) -> dict[str, list[Link]]:
+def _under_root(parts: tuple[str, ...], root: Path, unpack_to: Path) -> tuple[str, ...] | None:
+    """A zip path as seen from the folder the class is read from; None when it is outside it."""
+    top = root.relative_to(unpack_to).parts  # the one top folder (and Gradescope's export folder), if any
+    if parts[:len(top)] != top or len(parts) <= len(top):
+        return None
+    return parts[len(top):]
+
+
+def _linked(root: Path, unpack_to: Path, unpacked: unzip.Unpacked | None) -> dict[str, list[Link]]:
     """Every symbolic link in the class, by the top-level entry it is in or is (``grader.links``): the
     layout reader (``grader.batch.lms``) gives whoever that entry belongs to an error row naming the link, and
     reads nothing of it. Links under ignored names are never read, so skipped."""
-    if submissions.is_dir():
-        found = links.find_links(root, skip=lms.ignored)
-        top: tuple[str, ...] = ()
-    else:
-        found = _zip_links(submissions)
-        top = root.relative_to(unpack_to).parts  # the one top folder the zip is read from, if any
+    if unpacked is None:
+        found = [(tuple(link.path.split("/")), link) for link in links.find_links(root, skip=lms.ignored)]
+    else:  # a zip's link members were never made: their paths come from the zip
+        found = [(seen, link) for link in unpacked.links
+                 if (seen := _under_root(tuple(link.path.split("/")), root, unpack_to)) is not None]
     by_top: dict[str, list[Link]] = defaultdict(list)
-    for link in found:
-        parts = tuple(link.path.split("/"))
-        if top and parts[:len(top)] == top and len(parts) > len(top):
-            parts = parts[len(top):]
-            link = Link("/".join(parts), link.target)
+    for parts, link in found:
         if any(lms.ignored(part) for part in parts):
             continue
-        by_top[parts[0]].append(link)
+        by_top[parts[0]].append(Link("/".join(parts), link.target))
     return by_top
 
 
-def _zip_links(submissions: Path) -> list[Link]:
-    """The zip's link members (``_root`` has opened it once already, so only a rare failure is left)."""
-    try:
-        with zipfile.ZipFile(submissions) as archive:
-            return links.zip_links(archive, archive.infolist())
-    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError) as exc:  # encrypted, unsupported
-        raise IntakeError(f"{submissions}: cannot unpack: {exc}") from None
+def _clashed(unpacked: unzip.Unpacked | None, root: Path, unpack_to: Path) -> dict[str, tuple[str, str]]:
+    """The top-level entries where zip members clashed (``grader.batch.unzip``): whoever they belong to
+    gets an error row saying so, as nothing of what clashed was unpacked."""
+    clashed: dict[str, tuple[str, str]] = {}
+    for parts, why in (unpacked.clashes.items() if unpacked else ()):
+        seen = _under_root(parts, root, unpack_to)
+        if seen is not None and not any(lms.ignored(part) for part in seen):
+            clashed.setdefault(seen[0], ("/".join(seen), why))
+    return clashed
 
 
 def in_shard(student: str, shard: tuple[int, int]) -> bool:

@@ -72,12 +72,14 @@ from grader.batch.lms_files import (
     Download,
     Found,
     LayoutError,
+    NotGraded,
     Refused,
     _flat_found,
     _found_in_folder,
     _pick_flat,
     _tops,
     pick,
+    pick_all,
 )
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
@@ -100,7 +102,7 @@ def _folders(root: Path, stem: str, refused: Refused) -> Download:
         elif child.is_file() and child.suffix in SUFFIXES:
             found.append(Found((("student", child.stem),), child.stem, child.stem, child, child.name))
         elif child.is_dir():
-            picked = pick(child, stem)
+            picked = pick_all(child, stem)
             found.append(_found_in_folder((("student", child.name),), child.name, child.name, root, child, picked))
     return Download("folders", tuple(found))
 
@@ -159,8 +161,8 @@ def _gradescope(root: Path, stem: str, refused: Refused) -> Download:
     for key in sorted(metadata):
         record = metadata[key]
         folder = root / key
-        picked: Path | str = pick(folder, stem) if key not in refused and folder.is_dir() else (
-            f"no folder {key}/ in the export")
+        picked: tuple[Path | str, tuple[NotGraded, ...]] = pick_all(folder, stem) if key not in refused and folder.is_dir() else (
+            f"no folder {key}/ in the export", ())
         submitted_at = iso_time(record.get(":created_at"))
         submitters = record.get(":submitters") or []
         if not isinstance(submitters, list):
@@ -247,7 +249,7 @@ def _moodle(root: Path, stem: str, refused: Refused) -> Download:
             if folder.name in refused:
                 found.append(Found(who, label, f"{name}_{pid}", None, *refused[folder.name]))
             else:
-                found.append(_found_in_folder(who, label, f"{name}_{pid}", root, folder, pick(folder, stem)))
+                found.append(_found_in_folder(who, label, f"{name}_{pid}", root, folder, pick_all(folder, stem)))
     for pid, files in sorted(flat.items()):
         name = files[0][2]
         who, label = (("participant", pid), ("name", name)), f"Moodle participant {pid} ({name})"

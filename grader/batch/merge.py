@@ -12,6 +12,7 @@ from grader import files
 from grader.batch import cohort, final, overrides, similarity
 from grader.export.gradebook import Row
 from grader.batch.layout import Layout, read_record, write_record
+from grader.batch.lms_files import NotGraded
 from grader.batch.outputs import write_outputs
 
 
@@ -79,9 +80,30 @@ def merge(dirs: Sequence[Path], out: Path, similarity_threshold: float = similar
             row = new
         ordered.append(row)
     stage.close()
+    warnings, not_graded = _said(dirs)
     write_outputs(layout, first["assignment"], first["exercises"], ordered, first["fingerprint"],
-                  check_fingerprints=fingerprints, similarity_threshold=similarity_threshold)
+                  check_fingerprints=fingerprints, similarity_threshold=similarity_threshold, warnings=warnings,
+                  not_graded=not_graded)
     return ordered
+
+
+def _said(dirs: Sequence[Path]) -> tuple[list[str], list[NotGraded]]:
+    """Each shard's ``warnings`` and ``not_graded`` (summary.json), each once: every shard read the whole
+    download, so a refused zip member or a missing course secret is in all of them, and the merged
+    summary must still say it. A shard whose summary cannot be read is refused (MergeError): merging
+    without it would drop what it said in silence."""
+    warnings: dict[str, None] = {}
+    not_graded: dict[NotGraded, None] = {}
+    for d in dirs:
+        try:
+            data = json.loads((d / "summary.json").read_text(encoding="utf-8"))
+            warnings.update(dict.fromkeys(str(w) for w in data.get("warnings", [])))
+            not_graded.update(dict.fromkeys(NotGraded(str(n["file"]), str(n["why"]), str(n.get("student", "")))
+                                            for n in data.get("not_graded", [])))
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise MergeError(f"{d}: its summary.json cannot be read ({getattr(exc, 'strerror', None) or exc}); "
+                             "run grade-all there again") from None
+    return list(warnings), list(not_graded)
 
 
 def _merge_overrides(out: Path, dirs: Sequence[Path]) -> list[overrides.OverrideEntry]:

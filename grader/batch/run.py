@@ -172,7 +172,8 @@ def grade_all(options: BatchOptions, assignment: AssignmentConfig, progress: Pro
         (layout.root / changes.FILE_NAME).unlink(missing_ok=True)
     write_outputs(layout, assignment.id, [ex.name for ex in assignment.exercises], ordered, fp,
                   complete=not counts.not_done, similarity_threshold=options.similarity_threshold,
-                  check_fingerprints=dict(stage.rules.check_fingerprints or {}), warnings=warned)
+                  check_fingerprints=dict(stage.rules.check_fingerprints or {}), warnings=warned,
+                  not_graded=found.not_graded)  # the whole download's, in every shard: merge keeps each once
     return BatchResult(counts, ordered, stopped, changed, bool(before))
 
 
@@ -249,6 +250,8 @@ def _tell(options: BatchOptions, found: intake.Intake) -> None:
         return
     for line in ([options.roster_line] if options.roster_line else []) + [found.line(), *found.notes]:
         options.say(line)
+    for item in found.not_graded:  # each upload or zip member passed over, once: also summary.json's not_graded
+        options.say(f"grader: {item.line()}")
 
 
 def planned(entries: list[intake.Handin], options: BatchOptions) -> list[intake.Handin]:

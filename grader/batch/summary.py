@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from grader.batch.lms_files import NotGraded
 from grader.export.gradebook import ROW_STATUSES, Row
 
 HISTOGRAM_BINS = 10
@@ -29,10 +30,12 @@ _SPACE = re.compile(r"\s+")
 
 
 def summarise(assignment_id: str, rows: Sequence[Row], cards: Mapping[str, Path],
-              warnings: Sequence[str] = ()) -> dict[str, Any]:
+              warnings: Sequence[str] = (), not_graded: Sequence[NotGraded] = ()) -> dict[str, Any]:
     """Plain data: counts, score stats and histogram, exercise means, per-check pass rates,
-    the most common diagnoses and failure messages, and the run's warnings (``grader.batch.fallbacks``:
-    what the grader did instead of what staff may have meant, kept beside the numbers they affect)."""
+    the most common diagnoses and failure messages, the run's warnings (``grader.batch.fallbacks``:
+    what the grader did instead of what staff may have meant, kept beside the numbers they affect), and
+    ``not_graded``: each upload or zip member that was passed over (``{file, student, why}``), so an
+    older attempt or a refused member is on record beside the grades it did not make."""
     graded = [r for r in rows if r.status == "graded"]
     scores = [r.score for r in graded if r.score is not None]
     max_score = graded[0].max_score if graded else None
@@ -73,6 +76,8 @@ def summarise(assignment_id: str, rows: Sequence[Row], cards: Mapping[str, Path]
         "failures": [{"exercise": exercise, "check": check, "message": example, "pattern": pattern, "count": count}
                      for (exercise, check, pattern), count, example in failures.most_common()[:TOP_FAILURES]],
         "warnings": list(warnings),
+        "not_graded": [{"file": n.file, "student": n.student, "why": n.why}  # the same order in every run and merge
+                       for n in sorted(not_graded, key=lambda n: (n.student, n.file, n.why))],
     }
 
 

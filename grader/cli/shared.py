@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Callable
 
 from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL
@@ -21,6 +22,8 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
 def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace, WorkerServer], int]) -> int:
     """Check the submission exists, start the worker server first (its `import torch` overlaps the
     command's own), run the command, and always stop the server."""
+    if args.submission.is_dir():
+        return fail(folder_given(args.command, args.submission, getattr(args, "assignment", None)))
     if not args.submission.is_file():
         return fail(f"cannot read {args.submission}: no such file")
     check = ConfigCheck(args, exit_at_once=args.own_process)
@@ -36,6 +39,21 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
         return command(args, server)
     finally:
         server.close()
+
+
+def folder_given(command: str, folder: Path, assignment: str | None) -> str:
+    """One line for ``grader grade FOLDER`` / ``grader check FOLDER``: both take one file, and a folder
+    is not "no such file" (it exists). ``grade`` points at ``grade-all``, which grades a class;
+    ``check`` (a student's own file) names the file to give when the folder's top holds one."""
+    if command == "grade":
+        return (f"{folder} is a folder: `grader grade` grades one .py or .ipynb file; `grader grade-all {folder} "
+                f"--assignment {assignment or 'ID'} --out DIR` grades a class")
+    try:
+        files = sorted(p.name for p in folder.iterdir() if p.suffix in (".py", ".ipynb") and p.is_file())
+    except OSError:  # an unreadable folder: the line still says what to give
+        files = []
+    example = f", e.g. `grader check {folder / files[0]}`" if len(files) == 1 else ""
+    return f"{folder} is a folder: `grader check` checks one .py or .ipynb file; name the file{example}"
 
 
 class ConfigCheck:
