@@ -313,3 +313,17 @@ def test_the_reference_in_every_form_scores_what_its_python_file_scores(grade, t
     assert as_notebook.score == as_file.score == as_file.max_score > 0
     assert [(c.id, c.status, c.score) for c in as_notebook.checks] == [(c.id, c.status, c.score) for c in as_file.checks]
     assert_runs_as_in_jupyter(nb, call=False)
+
+
+@pytest.mark.parametrize("readings, refused", [(10_000, 0), (700, 1), (400, 2), (60, 3)])
+def test_reading_ipython_syntax_has_a_cost_bound_and_says_so(readings: int, refused: int) -> None:
+    """IPython rereads a whole cell after each rewrite: a notebook may spend so many line readings and no more
+    (the grader's bound is LINE_READINGS), so a notebook built to make reading quadratic cannot stall grading.
+    Cell 1 reads 2 lines once; each other cell is 55 lines with 5 rewrites, read 6 times: 330 readings."""
+    cell = "\n".join(["x = 1"] * 50 + ["!echo hi"] * 5)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def f():\n    return 1")]
+                                  + [nbformat.v4.new_code_cell(cell) for _ in range(3)])
+    extracted = notebook.extract_notebook(nb, readings)
+    assert [n.cell for n in extracted.report.failed] == [2, 3, 4][3 - refused:]
+    assert all(n.reason.startswith("the notebook's cells are too large to read") for n in extracted.report.failed)
+    assert "def f():" in extracted.source

@@ -80,6 +80,7 @@ import ast
 from typing import Any, NamedTuple
 
 from grader.notebook.cells import NotebookError, _cell_statements, code_bytes, read
+from grader.notebook.ipython import LINE_READINGS, Allowance
 from grader.notebook.reasons import matters
 from grader.notebook.rule import Decision
 from grader.notebook.statements import Statement
@@ -115,17 +116,19 @@ class Extracted(NamedTuple):
     units: tuple[int, ...]
 
 
-def extract_notebook(nb: Any) -> Extracted:
-    """``extract`` for a notebook already read (``read``), with the places and units of its source."""
+def extract_notebook(nb: Any, readings: int = LINE_READINGS) -> Extracted:
+    """``extract`` for a notebook already read (``read``), with the places and units of its source.
+    ``readings``: the line readings its IPython syntax may cost (``grader.notebook.ipython``)."""
     statements: list[Statement] = []
     notes: list[CellNote] = []
     failed: list[CellNote] = []
     code_cells = 0
+    allowance = Allowance(readings)
     for number, cell in enumerate(nb.cells, start=1):
         if cell.get("cell_type") != "code":
             continue
         code_cells += 1
-        statements += _cell_statements(str(cell.get("source", "")), number, notes, failed)
+        statements += _cell_statements(str(cell.get("source", "")), number, failed, allowance)
     reasons = Decision(statements).reasons()
     parts: dict[int, list[Statement]] = {}
     for s, reason in zip(statements, reasons):

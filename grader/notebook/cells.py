@@ -13,7 +13,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from grader.notebook.ipython import ipython_cell
+from grader.notebook.ipython import Allowance, ipython_cell
 from grader.notebook.statements import Statement, _statement
 from grader.scorecard import CellNote
 
@@ -39,14 +39,14 @@ def code_bytes(nb: Any) -> int:
     return sum(len(str(c.get("source", "")).encode("utf-8")) for c in nb.cells if c.get("cell_type") == "code")
 
 
-def _cell_statements(source: str, number: int, notes: list[CellNote], failed: list[CellNote]) -> list[Statement]:
+def _cell_statements(source: str, number: int, failed: list[CellNote], allowance: Allowance) -> list[Statement]:
     """The cell's top-level statements, as IPython compiles them; a cell that cannot run is noted in ``failed``.
 
     A statement holding IPython syntax (``%time f(x)``, ``!ls``, ``x = !ls``, ``obj?``, or a function
     whose body has one) is returned marked (``Statement.ipython``): the rule sets it aside, and what it
-    defines counts as not defined."""
+    defines counts as not defined. Reading the cell is paid from the notebook's ``allowance``."""
     source = source.replace("\r\n", "\n").replace("\r", "\n")  # as Python's compile reads them
-    cell = ipython_cell(source)
+    cell = ipython_cell(source, allowance)
     written = source.splitlines()
     if cell.refused:
         failed.append(CellNote(number, 1, _first_line(written), cell.refused))

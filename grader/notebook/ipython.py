@@ -27,6 +27,23 @@ if TYPE_CHECKING:
 # definitions in it exist afterwards: graded as their body (a grading policy). ``%%timeit`` is not
 # one: it runs its body inside a timing function, and nothing the body defines outlives the cell.
 BODY_RUNS_CELL_MAGICS = ("time", "capture")
+# IPython rereads (tokenizes) the whole cell after each rewrite, so reading a cell costs its lines times its
+# rewrites plus one. A notebook may spend this many line readings: far more than any real notebook (a 5 MiB
+# notebook of short lines and no IPython syntax reads under a million lines), while a notebook built to make
+# the reading quadratic (huge cells, a magic on every line) is stopped in seconds instead of hours.
+LINE_READINGS = 2_000_000
+
+
+@dataclass
+class Allowance:
+    """The line readings a notebook has left (``LINE_READINGS``): one per notebook, spent cell by cell."""
+
+    left: int = LINE_READINGS
+
+    def spend(self, lines: int) -> bool:
+        """Spend ``lines`` readings; False when there were not enough left."""
+        self.left -= lines
+        return self.left >= 0
 
 
 @dataclass(frozen=True)
@@ -44,12 +61,13 @@ class IPythonCell:
     refused: str = ""
 
 
-def ipython_cell(source: str) -> IPythonCell:
-    """``source`` (a code cell) as IPython compiles it, with its IPython syntax located."""
-    return _transformed(source, 0)
+def ipython_cell(source: str, allowance: Allowance | None = None) -> IPythonCell:
+    """``source`` (a code cell) as IPython compiles it, with its IPython syntax located; its reading is paid
+    from ``allowance`` (the notebook's), or from one of its own."""
+    return _transformed(source, 0, allowance or Allowance())
 
 
-def _transformed(source: str, offset: int) -> IPythonCell:
+def _transformed(source: str, offset: int, allowance: Allowance) -> IPythonCell:
     """The cell whose first line is line ``offset + 1`` of the notebook cell (a cell magic's body)."""
     # Imported here: only a notebook needs IPython, and a .py grade (or the worker server the judge
     # forks) does not pay for importing it.
@@ -66,7 +84,7 @@ def _transformed(source: str, offset: int) -> IPythonCell:
     if magic is not None:
         name, body = magic
         if name in BODY_RUNS_CELL_MAGICS:
-            inner = _transformed(body, offset + top + 1)
+            inner = _transformed(body, offset + top + 1, allowance)
             return IPythonCell("\n" * (top + 1) + inner.python, inner.magics, inner.refused)
         if name == "timeit":
             return IPythonCell("", (), "cell magic %%timeit: it runs the cell's body in a timing loop and keeps "
@@ -76,6 +94,8 @@ def _transformed(source: str, offset: int) -> IPythonCell:
     origin = [(i, i) for i in range(len(lines))]
     rewritten: set[int] = set()
     for _ in range(TRANSFORM_LOOP_LIMIT):
+        if not allowance.spend(len(lines)):
+            return IPythonCell("", (), TOO_COSTLY)
         try:
             changed, after = manager.do_one_token_transform(lines)
         except Exception as exc:  # noqa: BLE001 - as above: IPython's run_cell reports it and runs nothing
@@ -107,6 +127,11 @@ def _cleaned(manager: TransformerManager, lines: list[str]) -> tuple[list[str], 
         top += len(lines) - len(after)
         lines = after
     return lines, top
+
+
+TOO_COSTLY = ("the notebook's cells are too large to read with their IPython syntax (IPython rereads a whole "
+              "cell for each magic, shell or help line in it): from this cell on, none was run when grading; "
+              "put such lines in small cells of their own")
 
 
 def _cannot_read(exc: Exception) -> str:
