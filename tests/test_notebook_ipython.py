@@ -151,9 +151,12 @@ def assert_read_as_ipython(source: str) -> None:
 def run_in_ipython(cells: list[str]) -> dict[str, object]:
     """The namespace a fresh IPython is left with after running ``cells`` in order (as Jupyter's Run All)."""
     from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
 
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"  # no history database shared between the suite's workers
     InteractiveShell.clear_instance()
-    shell = InteractiveShell.instance()
+    shell = InteractiveShell.instance(config=config)
     try:
         for cell in cells:
             shell.run_cell(cell, store_history=False, silent=True)
@@ -327,3 +330,30 @@ def test_reading_ipython_syntax_has_a_cost_bound_and_says_so(readings: int, refu
     assert [n.cell for n in extracted.report.failed] == [2, 3, 4][3 - refused:]
     assert all(n.reason.startswith("the notebook's cells are too large to read") for n in extracted.report.failed)
     assert "def f():" in extracted.source
+
+
+@pytest.mark.parametrize("magic", ["%%timeit -n1 -r1", "%%bash", "%%html"])
+def test_a_cell_magic_that_keeps_no_definition_drops_its_cell_as_jupyter_does(magic: str) -> None:
+    """In Jupyter nothing a ``%%timeit`` body defines outlives the cell (it runs in a timing function), and
+    ``%%bash`` and ``%%html`` run no Python: the cell is set aside, the others count."""
+    body = "def f():\n    return 1" if magic.startswith("%%timeit") else "echo hi"
+    cells = ["def g():\n    return 2", f"{magic}\n{body}"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    graded, extracted = run_graded(nb)
+    assert "g" in graded and "f" not in graded and "f" not in run_in_ipython(cells)
+    [failed] = extracted.report.failed
+    assert (failed.cell, failed.line, failed.code) == (2, 1, magic)
+    assert failed.reason.startswith(f"cell magic {magic.split()[0]}")
+
+
+def test_a_name_only_a_shell_capture_sets_is_not_defined_and_the_notes_say_why() -> None:
+    """``files = !ls`` runs a shell command, which grading does not: ``files`` is not defined, a function that
+    reads it fails when called, and the notes say so at the line the student wrote."""
+    cells = ["import os", "files = !ls\nCOUNT = len(files)", "def count():\n    return len(files)"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    graded, extracted = run_graded(nb)
+    notes = {(n.cell, n.line, n.code): n.reason for n in extracted.report.dropped}
+    assert notes[(2, 1, "files = !ls")] == (f"{IPYTHON}; your function `count` uses `files`, so it fails when called")
+    assert notes[(2, 2, "COUNT = len(files)")].startswith("uses `files`, which only a dropped statement defines")
+    assert "count" in graded and "COUNT" not in graded and "files" not in graded
+    assert notebook.matters(next(n for n in extracted.report.dropped if n.code == "files = !ls"))
