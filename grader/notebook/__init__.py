@@ -104,7 +104,7 @@ class Extracted(NamedTuple):
     ``places``: where each line of the source came from (None for the lines the extraction adds: a
     cell's marker, the blank line between cells), so a line number Python reports in the graded
     source can be said as the student's cell and line. ``units``: the lines of the source where a
-    kept ``from __future__`` import starts. Jupyter compiles each statement alone, with the
+    kept ``from __future__`` import (or a run of them) starts. Jupyter compiles each statement alone, with the
     features imported before it, so such an import may stand at the top of any cell and applies
     from there on; the sandbox compiles the source in units that start at these lines, each with
     the features of the units before it (``grader.sandbox.child``), so the program behaves as in
@@ -139,11 +139,13 @@ def extract_notebook(nb: Any, readings: int = LINE_READINGS) -> Extracted:
     source = "\n\n".join(f"# --- cell {n} ---\n" + "\n".join(s.text for s in kept) for n, kept in parts.items())
     places: list[Place | None] = []
     units: list[int] = []
+    after_future = False  # imports of features in a row share a unit
     for n, kept in parts.items():
         places += [None] * (2 if places else 1)  # the blank line between cells, then the cell's marker
         for s in kept:
-            if _is_future_import(s.node):
+            if _is_future_import(s.node) and not after_future:
                 units.append(len(places) + 1)
+            after_future = _is_future_import(s.node)
             places += [(n, s.line + i) for i in range(len(s.text.split("\n")))]
     notes.sort(key=lambda n: (n.cell, n.line))
     report = NotebookReport(len(nb.cells), code_cells, tuple(notes), tuple(failed))

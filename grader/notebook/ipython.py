@@ -32,6 +32,9 @@ BODY_RUNS_CELL_MAGICS = ("time", "capture")
 # notebook of short lines and no IPython syntax reads under a million lines), while a notebook built to make
 # the reading quadratic (huge cells, a magic on every line) is stopped in seconds instead of hours.
 LINE_READINGS = 2_000_000
+TOO_COSTLY = ("the notebook's cells are too large to read with their IPython syntax (IPython rereads a whole "
+              "cell for each magic, shell or help line in it): from this cell on, none was run when grading; "
+              "put such lines in small cells of their own")
 
 
 @dataclass
@@ -129,13 +132,9 @@ def _cleaned(manager: TransformerManager, lines: list[str]) -> tuple[list[str], 
     return lines, top
 
 
-TOO_COSTLY = ("the notebook's cells are too large to read with their IPython syntax (IPython rereads a whole "
-              "cell for each magic, shell or help line in it): from this cell on, none was run when grading; "
-              "put such lines in small cells of their own")
-
-
 def _cannot_read(exc: Exception) -> str:
-    return f"IPython cannot read this cell ({type(exc).__name__}), so it does not run; not run when grading, the others were"
+    return (f"IPython cannot read this cell ({type(exc).__name__}), so Jupyter does not run it either; "
+            "it was not run, the others were")
 
 
 def _cell_magic(manager: TransformerManager, lines: list[str]) -> tuple[str, str] | None:
