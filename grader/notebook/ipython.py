@@ -67,17 +67,19 @@ class IPythonCell:
 def ipython_cell(source: str, allowance: Allowance | None = None) -> IPythonCell:
     """``source`` (a code cell) as IPython compiles it, with its IPython syntax located; its reading is paid
     from ``allowance`` (the notebook's), or from one of its own."""
-    return _transformed(source, 0, allowance or Allowance())
+    return _transformed(source, 0, allowance or Allowance(), source.splitlines())
 
 
-def _transformed(source: str, offset: int, allowance: Allowance) -> IPythonCell:
-    """The cell whose first line is line ``offset + 1`` of the notebook cell (a cell magic's body)."""
+def _transformed(source: str, offset: int, allowance: Allowance, written: list[str]) -> IPythonCell:
+    """The cell whose first line is line ``offset + 1`` of the notebook cell (a cell magic's body, which
+    IPython hands over cleaned up), with the lines the student wrote from there (``written``)."""
     # Imported here: only a notebook needs IPython, and a .py grade (or the worker server the judge
     # forks) does not pay for importing it.
     from IPython.core.inputtransformer2 import TRANSFORM_LOOP_LIMIT, TransformerManager
 
+    if not source.strip():
+        return IPythonCell("\n" * len(source.splitlines()))  # nothing to run: an empty cell, a %%time with no body
     manager = TransformerManager()
-    written = source.splitlines()
     lines = (source if source.endswith("\n") else source + "\n").splitlines(keepends=True)  # as transform_cell
     try:
         lines, top = _cleaned(manager, lines)
@@ -87,7 +89,7 @@ def _transformed(source: str, offset: int, allowance: Allowance) -> IPythonCell:
     if magic is not None:
         name, body = magic
         if name in BODY_RUNS_CELL_MAGICS:
-            inner = _transformed(body, offset + top + 1, allowance)
+            inner = _transformed(body, offset + top + 1, allowance, written[top + 1:])
             return IPythonCell("\n" * (top + 1) + inner.python, inner.magics, inner.refused)
         if name == "timeit":
             return IPythonCell("", (), "cell magic %%timeit: it runs the cell's body in a timing loop and keeps "
