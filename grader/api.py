@@ -136,7 +136,7 @@ class Grader:
         try:
             with tempfile.TemporaryDirectory(prefix="grader-scratch-") as scratch:
                 worker = SubmissionWorker(self.server, submission.source, submission.filename, assignment.limits,
-                                          Path(scratch), where=submission.where)
+                                          Path(scratch), where=submission.where, units=submission.units)
                 worker.ensure_started()
                 env["isolation"] = dict(sorted(worker.layers.items()))
                 _enforce_strict(self.strict, worker.layers)

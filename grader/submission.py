@@ -57,6 +57,7 @@ class Submission:
     tree: ast.Module | None = field(default=None, compare=False, repr=False)
     notebook: NotebookReport | None = None  # for a notebook: what was left out, and why
     places: tuple[tuple[int, int] | None, ...] = field(default=(), compare=False, repr=False)  # notebook: line -> (cell, line)
+    units: tuple[int, ...] = ()  # notebook: the lines where a `from __future__` import starts a compilation unit
 
     def attempted(self, name: str) -> bool:
         return name in self.defined and name not in self.stubs
@@ -94,7 +95,7 @@ def load_submission(path: Path, *, flagged_calls: frozenset[str] = frozenset()) 
         except notebook.NotebookError as exc:
             return Submission(**base, source="", problem=str(exc))
         _check_code_size(path, notebook.code_bytes(nb))
-        text, base["notebook"], base["places"] = notebook.extract_notebook(nb)
+        text, base["notebook"], base["places"], base["units"] = notebook.extract_notebook(nb)
         if not text.strip():
             return Submission(**base, source=text, problem="the notebook defines nothing that can be graded")
     if not text.strip():

@@ -182,7 +182,7 @@ def test_a_notebooks_messages_name_the_cell_and_its_line(grade, tmp_path: Path, 
 def test_a_notebooks_places_map_each_graded_line_to_its_cell() -> None:
     graded, _ = notebook.extract(nbformat.writes(_with_softmax("    return x\n")))
     submission_lines = graded.splitlines()
-    _, _, places = notebook.extract_notebook(nbformat.reads(nbformat.writes(_with_softmax("    return x\n")), 4))
+    places = notebook.extract_notebook(nbformat.reads(nbformat.writes(_with_softmax("    return x\n")), 4)).places
     assert len(places) == len(submission_lines)
     cell4 = [i for i, p in enumerate(places) if p and p[0] == 4]
     assert [submission_lines[i] for i in cell4] == ["def softmax(x, dim=-1):", "    return x"]

@@ -6,12 +6,21 @@ kept, not what merely looks harmless.
 * Cells count top to bottom, as when run in order, so a later definition
   replaces an earlier one. Cells are numbered from 1 over all cells, markdown
   and raw cells included, as the notebook shows them from the top.
-* IPython line magics, shell escapes and help lines (``%matplotlib inline``,
-  ``!pip install x``, ``?obj``, ``obj?``) are blanked. A ``%%time``,
-  ``%%timeit`` or ``%%capture`` cell keeps its Python body; any other cell
-  magic (``%%bash``, ``%%html``...) drops the cell.
+* Each code cell is read as IPython reads it, by IPython's own transformer
+  (``IPython.core.inputtransformer2``): what IPython rewrites is IPython
+  syntax, everything else is the Python it runs (an indented cell dedented,
+  pasted ``>>>`` prompts stripped). A statement holding IPython syntax (line
+  magics ``%matplotlib inline``, shell escapes ``!pip install x`` and
+  ``files = !ls``, help lines ``?obj``, ``obj?``, ``obj??``) is not run, and
+  a name only it sets is not defined; a function with such a line in its body
+  is not defined. A comment, a string or a docstring that ends in ``?`` is
+  Python. A ``%%time`` or ``%%capture`` cell keeps its body, read the same
+  way; any other cell magic (``%%timeit``, whose body keeps no definition in
+  Jupyter either, ``%%bash``, ``%%html``...) drops the cell.
 * Each code cell is parsed alone: a cell with a syntax error is dropped and
   reported with its number and the line in the cell; the other cells count.
+  A ``from __future__`` import may stand at the top of any cell, or anywhere
+  at its top level: as in Jupyter, it applies from there on.
 * Kept: every function and class definition, imports of modules installed
   where grading runs (and ``try: import x`` / ``except ImportError:`` blocks),
   docstrings.
@@ -67,15 +76,17 @@ the others do not; :func:`extract` here puts the kept ones back together.
 
 from __future__ import annotations
 
-from typing import Any
+import ast
+from typing import Any, NamedTuple
 
 from grader.notebook.cells import NotebookError, _cell_statements, code_bytes, read
+from grader.notebook.ipython import LINE_READINGS, Allowance
 from grader.notebook.reasons import matters
 from grader.notebook.rule import Decision
 from grader.notebook.statements import Statement
 from grader.scorecard import CellNote, NotebookReport
 
-__all__ = ["NotebookError", "code_bytes", "extract", "extract_notebook", "matters", "read"]
+__all__ = ["Extracted", "NotebookError", "code_bytes", "extract", "extract_notebook", "matters", "read"]
 
 
 Place = tuple[int, int]  # (cell, line in that cell) of one line of the graded source
@@ -83,23 +94,41 @@ Place = tuple[int, int]  # (cell, line in that cell) of one line of the graded s
 
 def extract(text: str) -> tuple[str, NotebookReport]:
     """The source to grade (kept statements, cell by cell) and what was left out, and why."""
-    source, report, _ = extract_notebook(read(text))
-    return source, report
+    extracted = extract_notebook(read(text))
+    return extracted.source, extracted.report
 
 
-def extract_notebook(nb: Any) -> tuple[str, NotebookReport, tuple[Place | None, ...]]:
-    """``extract`` for a notebook already read (``read``), and where each line of the source came from
-    (None for the lines the extraction adds: a cell's marker, the blank line between cells), so a line
-    number Python reports in the graded source can be said as the student's cell and line."""
+class Extracted(NamedTuple):
+    """A notebook's graded source and what goes with it.
+
+    ``places``: where each line of the source came from (None for the lines the extraction adds: a
+    cell's marker, the blank line between cells), so a line number Python reports in the graded
+    source can be said as the student's cell and line. ``units``: the lines of the source where a
+    kept ``from __future__`` import (or a run of them) starts. Jupyter compiles each statement alone, with the
+    features imported before it, so such an import may stand at the top of any cell and applies
+    from there on; the sandbox compiles the source in units that start at these lines, each with
+    the features of the units before it (``grader.sandbox.child``), so the program behaves as in
+    Jupyter and every line keeps its number."""
+
+    source: str
+    report: NotebookReport
+    places: tuple[Place | None, ...]
+    units: tuple[int, ...]
+
+
+def extract_notebook(nb: Any, readings: int = LINE_READINGS) -> Extracted:
+    """``extract`` for a notebook already read (``read``), with the places and units of its source.
+    ``readings``: the line readings its IPython syntax may cost (``grader.notebook.ipython``)."""
     statements: list[Statement] = []
     notes: list[CellNote] = []
     failed: list[CellNote] = []
     code_cells = 0
+    allowance = Allowance(readings)
     for number, cell in enumerate(nb.cells, start=1):
         if cell.get("cell_type") != "code":
             continue
         code_cells += 1
-        statements += _cell_statements(str(cell.get("source", "")), number, notes, failed)
+        statements += _cell_statements(str(cell.get("source", "")), number, failed, allowance)
     reasons = Decision(statements).reasons()
     parts: dict[int, list[Statement]] = {}
     for s, reason in zip(statements, reasons):
@@ -109,9 +138,19 @@ def extract_notebook(nb: Any) -> tuple[str, NotebookReport, tuple[Place | None, 
             parts.setdefault(s.cell, []).append(s)
     source = "\n\n".join(f"# --- cell {n} ---\n" + "\n".join(s.text for s in kept) for n, kept in parts.items())
     places: list[Place | None] = []
+    units: list[int] = []
+    after_future = False  # imports of features in a row share a unit
     for n, kept in parts.items():
         places += [None] * (2 if places else 1)  # the blank line between cells, then the cell's marker
-        places += [(n, s.line + i) for s in kept for i in range(len(s.text.split("\n")))]
+        for s in kept:
+            if _is_future_import(s.node) and not after_future:
+                units.append(len(places) + 1)
+            after_future = _is_future_import(s.node)
+            places += [(n, s.line + i) for i in range(len(s.text.split("\n")))]
     notes.sort(key=lambda n: (n.cell, n.line))
     report = NotebookReport(len(nb.cells), code_cells, tuple(notes), tuple(failed))
-    return source + "\n", report, tuple(places)
+    return Extracted(source + "\n", report, tuple(places), tuple(units))
+
+
+def _is_future_import(node: ast.stmt) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.module == "__future__"

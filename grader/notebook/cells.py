@@ -1,20 +1,21 @@
 """Reading a notebook: nbformat's cells -> each code cell's top-level statements.
 
-IPython syntax is blanked (line magics, shell escapes, help lines) or, for a cell magic other
-than the timing ones, the cell is set aside; a cell that does not parse is reported in ``failed``
-and the other cells still count.
+Each cell is read as IPython reads it (``ipython.py``): the statements holding IPython syntax
+(magics, shell escapes, help lines) are marked, to be set aside; a cell magic other than
+``%%time`` and ``%%capture`` sets the cell aside; a cell that does not parse is reported in
+``failed`` and the other cells still count.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+from dataclasses import replace
 from typing import Any
 
+from grader.notebook.ipython import Allowance, ipython_cell
 from grader.notebook.statements import Statement, _statement
 from grader.scorecard import CellNote
-
-KEPT_CELL_MAGICS = ("%%time", "%%timeit", "%%capture")
 
 
 class NotebookError(Exception):
@@ -38,28 +39,58 @@ def code_bytes(nb: Any) -> int:
     return sum(len(str(c.get("source", "")).encode("utf-8")) for c in nb.cells if c.get("cell_type") == "code")
 
 
-def _cell_statements(source: str, number: int, notes: list[CellNote], failed: list[CellNote]) -> list[Statement]:
-    """The cell's top-level statements; magics are noted in ``notes``, a cell that cannot run in ``failed``."""
-    lines, offset, why = _python_lines(source, number, notes)
-    if why:
-        failed.append(CellNote(number, 1, _first_line(lines), why))
+def _cell_statements(source: str, number: int, failed: list[CellNote], allowance: Allowance) -> list[Statement]:
+    """The cell's top-level statements, as IPython compiles them; a cell that cannot run is noted in ``failed``.
+
+    A statement holding IPython syntax (``%time f(x)``, ``!ls``, ``x = !ls``, ``obj?``, or a function
+    whose body has one) is returned marked (``Statement.ipython``): the rule sets it aside, and what it
+    defines counts as not defined. Reading the cell is paid from the notebook's ``allowance``."""
+    source = source.replace("\r\n", "\n").replace("\r", "\n")  # as Python's compile reads them
+    cell = ipython_cell(source, allowance)
+    written = source.splitlines()
+    if cell.refused:
+        failed.append(CellNote(number, 1, _first_line(written), cell.refused))
         return []
-    text = "\n".join(lines)
+    text = cell.python
+    lines = text.split("\n")
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
-        failed.append(CellNote(number, (exc.lineno or 1) + offset, _line(lines, exc.lineno),
+        failed.append(CellNote(number, exc.lineno or 1, _line(written, exc.lineno),
                                f"syntax error: {exc.msg}; this cell was not run, the others were"))
         return []
     except (ValueError, RecursionError, MemoryError) as exc:
-        failed.append(CellNote(number, 1 + offset, _first_line(lines),
+        failed.append(CellNote(number, 1, _first_line(written),
                                f"this cell cannot be parsed ({type(exc).__name__}); it was not run, the others were"))
         return []
     out = []
     for node in tree.body:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        out.append(_statement(node, number, start + offset, _source_of(node, start, tree, lines, text)))
+        end = node.end_lineno or node.lineno
+        statement = _statement(node, number, start, _source_of(node, start, tree, lines, text))
+        magic = next((m for m in cell.magics if start <= m[0] <= end), None)
+        if magic is not None:
+            statement = replace(statement, ipython=f"`{magic[2]}`, line {magic[0]}", written=_line(written, start))
+        elif (refused := _future_error(node)):
+            failed.append(CellNote(number, start, _line(written, start),
+                                   f"syntax error: {refused}; this cell was not run, the others were"))
+            return []
+        out.append(statement)
     return out
+
+
+def _future_error(node: ast.stmt) -> str:
+    """Why Python refuses a statement holding a ``from __future__`` import (an unknown feature, or one
+    inside a block), '' when it takes it or holds none. Jupyter compiles each top-level statement
+    alone, with the features imported before it, so one at the top level is always at the beginning
+    of what is compiled. The statement is compiled here, never run: only the compiler knows its rules."""
+    if not any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in ast.walk(node)):
+        return ""
+    try:
+        compile(ast.Module(body=[node], type_ignores=[]), "<cell>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        return str(exc.msg)
+    return ""
 
 
 def _source_of(node: ast.stmt, start: int, tree: ast.Module, lines: list[str], text: str) -> str:
@@ -70,27 +101,6 @@ def _source_of(node: ast.stmt, start: int, tree: ast.Module, lines: list[str], t
     if shared:
         return ast.get_source_segment(text, node) or ""
     return "\n".join(lines[start - 1: end])
-
-
-def _python_lines(source: str, number: int, notes: list[CellNote]) -> tuple[list[str], int, str]:
-    """The cell's lines with IPython syntax blanked, the line offset of a cell magic, and why the cell cannot run."""
-    lines = source.splitlines()
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    offset = 0
-    if first is not None and lines[first].lstrip().startswith("%%"):
-        magic = lines[first].split()[0]
-        if magic not in KEPT_CELL_MAGICS:
-            return lines, 0, f"cell magic {magic}: not Python, not run when grading"
-        lines, offset = lines[first + 1:], first + 1
-    out = []
-    for i, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if stripped.startswith(("%", "!", "?")) or (stripped.endswith("?") and not stripped.startswith("#")):
-            notes.append(CellNote(number, i + offset, stripped[:120], "IPython magic or shell command: not Python"))
-            out.append("")
-        else:
-            out.append(line)
-    return out, offset, ""
 
 
 def _line(lines: list[str], lineno: int | None) -> str:

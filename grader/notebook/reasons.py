@@ -8,6 +8,8 @@ import ast
 from grader.notebook.statements import _is_main_check
 from grader.scorecard import CellNote
 
+IPYTHON_SYNTAX = "IPython magic or shell command: not Python"  # the note on a statement IPython rewrote
+
 # Phrases that mark a note about code the student's definitions need (see ``matters``).
 FAILS_WHEN_CALLED = "so it fails when called"
 NOT_DEFINED = "is not defined when grading"

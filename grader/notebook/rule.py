@@ -13,6 +13,7 @@ import re
 
 from grader.notebook.reasons import (
     FAILS_WHEN_CALLED,
+    IPYTHON_SYNTAX,
     NOT_DEFINED,
     NOT_INSTALLED,
     WITHOUT_CHANGE,
@@ -103,6 +104,8 @@ class Decision:
     # -- pass 1: what cannot run
 
     def _cannot_run(self, i: int, s: Statement) -> str:
+        if s.ipython:
+            return _ipython_reason(s)
         if s.kind == "import":
             missing = [m for m in _imported_modules(s.node) if not _installed(m)] if s.modules or _star_modules(s.node) else []
             if missing and not isinstance(s.node, ast.Try):
@@ -274,6 +277,16 @@ class Decision:
                         "and that is the one your functions use")
         shown = _names(names)
         return f"demo code: {shown} {'is' if len(names) == 1 else 'are'} used by none of your functions"
+
+
+def _ipython_reason(s: Statement) -> str:
+    """IPython syntax (a magic, a shell escape, a help line) runs only in IPython: the statement holding
+    it is not run, and a definition holding it is not defined."""
+    if s.kind == "definition":
+        return f"uses IPython syntax ({s.ipython}), which only runs in IPython, so `{s.node.name}` {NOT_DEFINED}"  # type: ignore[attr-defined]
+    if s.ipython.endswith(f", line {s.line}"):
+        return IPYTHON_SYNTAX
+    return f"{IPYTHON_SYNTAX} ({s.ipython})"
 
 
 def _your_functions(users: list[str]) -> str:

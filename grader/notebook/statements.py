@@ -34,9 +34,13 @@ class Statement:
     reads: frozenset[str] = frozenset()  # names read when the statement runs
     later: frozenset[str] = frozenset()  # names a function or class reads when it is called
     modules: dict[str, str] = field(default_factory=dict, compare=False)  # import: name -> dotted module path
+    ipython: str = ""  # the IPython syntax it holds and where (``\`!ls\`, line 2``): it cannot run when grading
+    written: str = ""  # its first line as the student wrote it, where IPython rewrote it (``x = !ls``)
 
     @property
     def code(self) -> str:
+        if self.written:
+            return self.written
         return self.text.strip().splitlines()[0].strip()[:120] if self.text.strip() else ""
 
     @property

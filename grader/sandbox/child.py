@@ -15,18 +15,21 @@ tampers with this module can spoil its own evidence, never forge a verdict.
 
 from __future__ import annotations
 
+import __future__
 import os
 import socket
 import sys
 import types
 from traceback import extract_tb, format_list  # bound now: a submission may replace the module's functions
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
 from grader.sandbox import layers, protocol, rng, workspace
 
 MAX_TRACEBACK = 2000
+# The compiler flags of every `from __future__` feature (distinct bits): what a unit passes on to the next.
+FUTURE_FLAGS = sum({getattr(__future__, name).compiler_flag for name in __future__.all_feature_names})
 
 
 def main(sock: socket.socket, out_fd: int, policy: layers.ChildPolicy, threads: int = 1) -> None:
@@ -102,12 +105,28 @@ def load(request: dict) -> tuple[dict[str, Any] | None, dict]:
     sys.modules["submission"] = module
     try:
         rng.reset(int(request.get("seed", 0)))
-        code = compile(str(request["source"]), filename, "exec", dont_inherit=True)
-        exec(code, module.__dict__)  # noqa: S102 - this is the sandbox; running it is the point
+        for code in _units(str(request["source"]), filename, request.get("units") or ()):
+            exec(code, module.__dict__)  # noqa: S102 - this is the sandbox; running it is the point
     except BaseException as exc:  # noqa: BLE001 - SystemExit and KeyboardInterrupt are student errors too
         return None, {"ok": False, **describe_exception(exc, filename)}  # a failed load serves no calls
     names = {k: _kind(v) for k, v in module.__dict__.items() if not k.startswith("__")}
     return module.__dict__, {"ok": True, "names": names}
+
+
+def _units(source: str, filename: str, starts: Any) -> Iterator[types.CodeType]:
+    """The source compiled as Jupyter compiles a notebook: a ``from __future__`` import starts a new unit
+    (at the lines ``starts``, from the judge), compiled with the features of the units before it, so the
+    import stands at the top of what is compiled and applies from there on. Each unit is compiled just
+    before it runs, as in Jupyter, and padded with blank lines so that every line keeps its number.
+    A .py file is one unit."""
+    lines = source.split("\n")
+    bounds = sorted({1, len(lines) + 1} | {int(n) for n in starts if 1 < int(n) <= len(lines)})
+    flags = 0
+    for first, end in zip(bounds, bounds[1:]):
+        code = compile("\n" * (first - 1) + "\n".join(lines[first - 1: end - 1]), filename, "exec",
+                       flags=flags, dont_inherit=True)
+        flags |= code.co_flags & FUTURE_FLAGS
+        yield code
 
 
 def _kind(v: Any) -> str:

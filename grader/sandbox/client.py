@@ -70,10 +70,12 @@ class SubmissionWorker:
     """All student code for one submission runs through here, in a child process."""
 
     def __init__(self, server: WorkerServer, source: str, filename: str, limits: Limits, scratch: Path,
-                 where: Where = None) -> None:
+                 where: Where = None, units: tuple[int, ...] = ()) -> None:
         """``where``: a line of ``source`` as the student finds it (``Submission.where``: a notebook's cell
-        and line), for the messages of errors raised by their code."""
+        and line), for the messages of errors raised by their code. ``units``: for a notebook, the lines
+        where a ``from __future__`` import starts a unit the child compiles apart (``Submission.units``)."""
         self.server, self.source, self.filename, self.limits = server, source, filename, limits
+        self.units = units
         self.where = where
         self.scratch = scratch
         self.incidents = 0  # crashes and timeouts so far: a check that saw one cannot pass
@@ -115,7 +117,7 @@ class SubmissionWorker:
         self.layers = dict(hello.get("layers") or {})
         try:
             reply = self._exchange(
-                {"op": "load", "source": self.source, "filename": self.filename},
+                {"op": "load", "source": self.source, "filename": self.filename, "units": list(self.units)},
                 "loading your file",
                 self.limits.load_cpu_seconds,
             )
