@@ -9,6 +9,7 @@ from pathlib import Path
 
 from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from grader.cli.shared import fail, guarded, missing_module, chosen_view
+from grader.words import count
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -23,7 +24,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         done = bundle.build_release(args.out, args.assignment, args.config or DEFAULT_CONFIG, hidden_key=key,
                                     classroom=args.classroom)
         hidden = f", hidden checks encrypted in {bundle.hidden_bundle.BUNDLE}" if key is not None else ""
-        sys.stdout.write(f"released {len(done.files)} files into {done.out} (manifest: {bundle.MANIFEST}{hidden})\n")
+        sys.stdout.write(f"released {count(len(done.files), 'file')} into {done.out} (manifest: {bundle.MANIFEST}{hidden})\n")
         return EXIT_OK
 
     return guarded(release, (ConfigError, bundle.ReleaseError), lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
