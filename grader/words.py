@@ -5,6 +5,7 @@ pages and exports say "1 cell" and "2 cells" alike (a count written by hand in a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 ELLIPSIS = "…"
 
@@ -47,7 +48,7 @@ def entry(value: object) -> str:
     return str(value) if isinstance(value, (bool, int)) else f"{value:.6g}"
 
 
-def returned(name: str, names: tuple[str, ...] | list[str]) -> str:
+def returned(name: str, names: Sequence[str]) -> str:
     """A returned value as a message names it: "the output" for a function that returns one thing, "the
     returned `out`" for one of several (the config's ``returns`` names are code, not words: "the out differs")."""
     return "the output" if len(names) == 1 else f"the returned `{name}`"

@@ -195,6 +195,7 @@ def test_the_class_page_counts_right(tmp_path, n):
                                            changes=changes))
     assert not BAD_PLURAL.search(page) and not re.search(r"\b1 errors\b|\b1 students'", page), page
     assert count(2 * n, "student") + ":" in page and count(n, "error") + "." in page
+    assert "`" not in page and "softmax is wrong" in page  # the rows' messages, code shown as code
 
 
 # ------------------------------------------------------------------ a mask, a returned value, a purpose, a layout
@@ -263,7 +264,7 @@ def test_a_plain_folder_is_named_by_what_it_holds(files, said):
 # ------------------------------------------------------------------ code spans, not backticks, wherever HTML is shown
 
 
-MESSAGE_FIELDS = re.compile(r"\{\{ ((?:[a-z_]+\.)+(?:error|reason|message|problem|hint|shared)) \}\}")
+MESSAGE_FIELDS = re.compile(r"\{\{ ((?:[a-z_]+\.)+(?:error|reason|message|problem|hint|shared|title)) \}\}")
 
 
 @pytest.mark.parametrize("template", sorted((GRADER / "export" / "templates").glob("*.j2")), ids=lambda p: p.name)
