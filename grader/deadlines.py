@@ -286,20 +286,26 @@ def _duration(delta: timedelta) -> str:
 # ------------------------------------------------------------------ files
 
 
+# The extensions CSV's columns, read here and named by `grade-all --extensions`'s help and the README (a test
+# holds both to this tuple): who, then exactly one of the three ways to move their due time, then why.
+EXTENSION_MOVES = ("new_due", "extra_days", "extra_hours")
+EXTENSION_COLUMNS = ("student", *EXTENSION_MOVES, "reason")
+
+
 def load_extensions(path: Path, tz: str) -> dict[str, Extension]:
-    """The extensions CSV (``student,new_due,extra_days,extra_hours,reason``; one of new_due, extra_days
+    """The extensions CSV (``EXTENSION_COLUMNS``: ``student,new_due,extra_days,extra_hours,reason``; one of new_due, extra_days
     (calendar days in the course's zone) and extra_hours (real hours) per row; extra_hours is optional).
 
     DeadlineError names the file and line of the first bad row.
     """
     rows = _csv(path, ("student",))
-    if not {"new_due", "extra_days", "extra_hours"} & set(rows[0][1]):
+    if not set(EXTENSION_MOVES) & set(rows[0][1]):
         raise DeadlineError(f"{path}: needs a new_due or an extra_days column (or extra_hours)")
     out: dict[str, Extension] = {}
     for line, row in rows[1:]:
         where = f"{path}:{line}"
         student = (row.get("student") or "").strip()
-        cells = {k: (row.get(k) or "").strip() for k in ("new_due", "extra_days", "extra_hours")}
+        cells = {k: (row.get(k) or "").strip() for k in EXTENSION_MOVES}
         reason = (row.get("reason") or "").strip()
         if not student:
             raise DeadlineError(f"{where}: no student")

@@ -33,6 +33,7 @@ from pathlib import Path
 import yaml
 
 from grader.files import read_yaml
+from grader.words import count
 
 SECRET_ENV = "GRADER_COURSE_SECRET"
 CONFIG_KEY = "course_secret_file"
@@ -72,7 +73,7 @@ def long_enough(secret: bytes, where: str) -> bytes:
     anyone can guess, so a short secret could be found by trying them against one card's hidden inputs,
     and with it every student's inputs. Refused rather than used: grading with it would look protected."""
     if len(secret) < MIN_SECRET_BYTES:
-        raise SecretError(f"{where} holds {len(secret)} bytes: a course secret needs at least {MIN_SECRET_BYTES} "
+        raise SecretError(f"{where} holds {count(len(secret), 'byte')}: a course secret needs at least {MIN_SECRET_BYTES} "
                           f"(a shorter one can be guessed); {MAKE_ONE}")
     return secret
 

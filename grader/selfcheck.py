@@ -21,6 +21,7 @@ from grader.exits import EXIT_FAILED, EXIT_OK
 from grader.export.text import stopped_by_problem
 from grader.notebook import matters
 from grader.scorecard import CheckResult, NotebookReport, Scorecard, by_exercise
+from grader.words import count, plural
 
 MARK = {"passed": "✓", "failed": "✗", "error": "✗", "timeout": "✗", "skipped": "–"}
 NOT_ATTEMPTED = "not attempted"
@@ -106,12 +107,12 @@ def render(card: Scorecard, hidden: int, width: int = 100, verbose: bool = False
     if stopped is not None and stopped[0] == NOT_ATTEMPTED:
         stopped = None  # nothing written yet: the exercises still to do are the useful list
     if stopped is not None:
-        lines.append(f"  ({stopped[1]} checks could not run because of it.)")
+        lines.append(f"  ({count(stopped[1], 'check')} could not run because of it.)")
     for exercise, checks in by_exercise(card.checks) if stopped is None else ():
         ran = [c for c in checks if c.status != "skipped"]
         if ran and all(c.message == NOT_ATTEMPTED for c in ran):
             lines.append(f"\n✗ {exercise}: not attempted yet (it still raises NotImplementedError; "
-                         f"{len(ran)} checks wait for it)")
+                         f"{count(len(ran), 'check')} {plural(len(ran), 'waits', 'wait')} for it)")
             continue
         passed = sum(c.status == "passed" for c in ran)
         gpu = _skip_note(*_skips(checks), "no GPU")
@@ -130,7 +131,7 @@ def render(card: Scorecard, hidden: int, width: int = 100, verbose: bool = False
 def notebook_lines(nb: NotebookReport, width: int, verbose: bool = False) -> list[str]:
     """What of the notebook did not run: each failed cell and each statement the definitions need, one by
     one (they cost points); the demo statements, which cost nothing, in one line unless ``verbose``."""
-    lines = [f"\nNotebook: {nb.cells} cells, {nb.code_cells} with code."]
+    lines = [f"\nNotebook: {count(nb.cells, 'cell')}, {nb.code_cells} with code."]
     for note in nb.failed:
         lines += textwrap.wrap(f"cell {note.cell}, line {note.line}: {note.reason} ({note.code})", width - 4,
                                initial_indent="  ✗ ", subsequent_indent="    ")
@@ -142,13 +143,9 @@ def notebook_lines(nb: NotebookReport, width: int, verbose: bool = False) -> lis
                                initial_indent=f"  {mark} ", subsequent_indent="    ")
     if demos and not verbose:
         cells = len({n.cell for n in demos})
-        lines.append(f"  {_count(len(demos), 'demo statement')} in {_count(cells, 'cell')} "
-                     f"{'is' if len(demos) == 1 else 'are'} not run when grading; `grader check -v` lists them.")
+        lines.append(f"  {count(len(demos), 'demo statement')} in {count(cells, 'cell')} "
+                     f"{plural(len(demos), 'is')} not run when grading; `grader check -v` lists them.")
     return lines
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def friendly_name(check: CheckResult) -> str:

@@ -492,7 +492,7 @@ def test_grader_ci_applies_the_late_policy_to_every_report() -> None:
     summary = ci.step_summary(o)
     assert "**Late policy**" in summary and ci.md("2 started hours") in summary
     assert ci.github_outputs(o, False)["score"] == "9"
-    assert "9 / 10 points (90%) after a late penalty of 1 points" in ci.console(o)
+    assert "9 / 10 points (90%) after a late penalty of 1 point" in ci.console(o)
 
 
 def test_grader_ci_with_no_known_time_grades_on_time_and_says_so() -> None:

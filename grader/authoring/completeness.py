@@ -3,6 +3,8 @@
 Per exercise of every assignment in ``assignments.yaml``:
 
 * the stub (``exercises/``) defines it with a docstring; the reference (``solutions/``) defines it;
+* its config lists it after every exercise its reference calls (``grader.calls``: cards follow the config's
+  order, and the gradebook names the first exercise to lose points as the root cause);
 * its config says its ``purpose``, has a gate (``gate: true``) and at least one check of its own, names only
   checks that exist as test functions in its checks package, and gives ``gradient_inputs`` where it has
   ``test_gradients_match_reference``;
@@ -33,6 +35,7 @@ from typing import Any, Callable
 
 import torch
 
+from grader import calls
 from grader.authoring.new_exercise import MARKER
 from grader.authoring.readme import stale_lines
 from grader.config import AssignmentConfig, load_config
@@ -177,8 +180,14 @@ def _exercise(a: AssignmentConfig, root: Path) -> list[Missing]:
     rows, subjects = _contract_rows(contract, a.id), _clause_subjects(clauses, a.id)
     config = "assignments.yaml"
     placeholders = _placeholder_files(root / "tests" / "corpus" / a.id / "placeholders", {ex.name for ex in a.exercises})
+    order = [ex.name for ex in a.exercises]
+    graph = calls.of_reference(a.reference, order)
     for ex in a.exercises:
         n = ex.name
+        later = sorted(c for c in graph.get(n, ()) if order.index(c) > order.index(n))
+        if later:
+            out.append(Missing(config, n, f"list {n} after {', '.join(later)}, which it calls: cards follow this order, "
+                                          "and the gradebook names the first exercise to lose points as the root cause"))
 
         def need(file: str, what: str) -> None:
             out.append(Missing(file, n, what))  # noqa: B023 - used within the iteration

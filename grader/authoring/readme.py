@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader.config import AssignmentConfig, Config
+from grader.words import plural
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
 CATALOGUE = "attention"  # the assignment whose checks the README's catalogue table lists
@@ -130,7 +131,7 @@ def _catalogue(name: str, text: str, a: AssignmentConfig) -> list[str]:
                 problems.append(f"{name}:{number}: {exercise.name} lists {check[5:]}, which assignments.yaml does not configure")
             elif cfg.points != points or (cfg.visibility != "visible") != hidden:
                 problems.append(f"{name}:{number}: {exercise.name}'s {check[5:]} ({_g(points)}{', hidden' if hidden else ''}) "
-                                f"but assignments.yaml: {_g(cfg.points)} points, {cfg.visibility}")
+                                f"but assignments.yaml: {_g(cfg.points)} {plural(cfg.points, 'point')}, {cfg.visibility}")
         for cfg in exercise.checks:
             if cfg.name not in listed and cfg.name not in shared and not cfg.gate:
                 problems.append(f"{name}:{number}: {exercise.name}'s row leaves out {cfg.name[5:]} ({_g(cfg.points)})")

@@ -15,6 +15,7 @@ from typing import Iterable, Sequence
 
 from grader.batch.overrides import OverrideEntry, Review, target_key
 from grader.scorecard import CheckResult, Override, Scorecard
+from grader.words import count
 
 MICRO = Decimal("0.000001")  # a card's precision (grader.scoring rounds every number to 6 decimals)
 APPLIED, REMOVED, STOPPED = "applied", "removed", "stopped"
@@ -82,8 +83,8 @@ def apply(card: Scorecard, entries: Iterable[OverrideEntry], check_fingerprints:
             continue
         top = sum((exact(checks[i].max_score) for i in idx), Decimal(0))
         if exact(e.points) > top:
-            reviews.append(Review(e, f"{e.points:g} points is more than the {what}'s {top:g}",
-                                  f"{e.points:g} points is more than the {what}'s {top:g}"))
+            reviews.append(Review(e, f"{count(e.points, 'point')} is more than the {what}'s {top:g}",
+                                  f"{count(e.points, 'point')} is more than the {what}'s {top:g}"))
             continue
         targets = [checks[i] for i in idx]
         shares = spread(exact(e.points), [exact(c.score) for c in targets], [exact(c.max_score) for c in targets])

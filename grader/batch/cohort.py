@@ -34,6 +34,7 @@ from grader.batch import similarity
 from grader.batch.layout import Layout
 from grader.export.gradebook import Row
 from grader.version import __version__
+from grader.words import count
 
 PLOTS = ("scores", "checks", "diagnoses")
 TOP_DIAGNOSES_PLOTTED = 15
@@ -304,7 +305,7 @@ def _checks_figure(checks: Mapping[str, Mapping[str, Any]]) -> Any:
     ax.grid(axis="x", color="#dddddd")
     ax.set_axisbelow(True)
     ax.set_xlabel("graded students who passed (%)")
-    shown = f"the {len(ordered)} lowest of {len(checks)} checks" if len(ordered) < len(checks) else "every check"
+    shown = f"the {len(ordered)} lowest of {count(len(checks), 'check')}" if len(ordered) < len(checks) else "every check"
     figure.suptitle(f"Pass rate per check, the worst at the top ({shown})", y=1 - 0.08 / height, va="top")
     return figure
 
@@ -343,8 +344,12 @@ def index_html(summary: Mapping[str, Any], rows: Sequence[Row], reports: set[str
     """
     import jinja2
 
+    from grader.export.html import prose
+
     environment = jinja2.Environment(loader=jinja2.PackageLoader("grader.export", "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    environment.filters["counted"] = count  # `n | counted("student")`: "1 student", "2 students"
+    environment.filters["prose"] = prose  # a message's `code` as code, as on each student's page
     students = [{"name": r.student, "href": _href(r.student) if r.student in reports else None, "status": r.status,
                  "score": r.score, "max_score": r.max_score, "message": r.message} for r in rows]
     hrefs = {r.student: _href(r.student) for r in rows if r.student in reports}

@@ -40,6 +40,7 @@ from grader.batch import lms, unzip
 from grader.batch.lms_files import NotGraded
 from grader.links import Link
 from grader.batch.roster import RosterEntry
+from grader.words import count, plural
 
 SUFFIXES = lms.SUFFIXES
 MAX_ZIP_BYTES = 2 << 30  # uncompressed; a zip bomb stops here
@@ -74,7 +75,15 @@ class Intake:
 
     def line(self) -> str:
         """``submissions: Canvas download, 41 students``."""
-        return f"submissions: {lms.LAYOUT_NAMES[self.layout]}, {len(self.entries)} students"
+        layout = per_student(self.entries) if self.layout == "folders" else lms.LAYOUT_NAMES[self.layout]
+        return f"submissions: {layout}, {count(len(self.entries), 'student')}"
+
+
+def per_student(entries: list[Handin]) -> str:
+    """What a plain folder held, as it is: "a file per student", "a folder per student", or both (the layout's
+    one name, "a folder per student", was wrong for a folder of files)."""
+    kinds = {"folder" if "/" in e.file.strip("/") else "file" for e in entries if e.file}
+    return f"a {' or '.join(sorted(kinds)) or 'folder'} per student"
 
 
 def discover(submissions: Path, assignment_file: str, unpack_to: Path) -> list[Handin]:
@@ -101,13 +110,15 @@ def scan(submissions: Path, assignment_file: str, unpack_to: Path, roster: Seque
         raise IntakeError(f"{submissions}: {exc}") from None
     entries, notes = _assign(download, roster)
     if not entries and not roster:  # nothing to grade: a header-only gradebook would read as a graded class
-        left = f" ({len(download.unknown)} entries left out: {_listed(download.unknown)})" if download.unknown else ""
-        refusals = f"; {len(unpacked.refused)} zip members refused: {_listed([r.file for r in unpacked.refused])}" \
+        left = f" ({count(len(download.unknown), 'entry')} left out: {_listed(download.unknown)})" if download.unknown else ""
+        refused = len(unpacked.refused) if unpacked else 0
+        refusals = f"; {count(refused, 'zip member')} refused: {_listed([r.file for r in unpacked.refused])}" \
             if unpacked and unpacked.refused else ""
         raise IntakeError(f"{submissions}: no submission found{left}{refusals}; nothing graded; give the folder or "
                           f".zip that holds the class's files, or add --roster to record every student as missing")
     if download.unknown:
-        notes.insert(0, f"{len(download.unknown)} entries are not {lms.LAYOUT_NAMES[chosen]} submissions, "
+        unknown = len(download.unknown)
+        notes.insert(0, f"{count(unknown, 'entry')} {plural(unknown, 'is')} not {lms.LAYOUT_NAMES[chosen]} submissions, "
                         f"left out: {_listed(download.unknown)}")
     return Intake(chosen, entries, [*download.notes, *notes],
                   [*(unpacked.refused if unpacked else ()), *_not_graded(download, roster)])

@@ -81,6 +81,7 @@ from grader.batch.lms_files import (
     pick,
     pick_all,
 )
+from grader.words import count, plural
 
 GRADESCOPE_METADATA = "submission_metadata.yml"
 CANVAS_FILE = re.compile(r"^(?P<name>[^_]*)_(?P<late>LATE_)?(?P<user>\d+)_(?:(?P<submission>\d+)_)?(?P<original>.+)$")
@@ -287,7 +288,9 @@ def _classroom(root: Path, stem: str, refused: Refused) -> Download:
     notes = []
     if found and timed < len(found):
         why = "git is not installed" if git is None else "no .git in the folder or no commit"
-        notes.append(f"{len(found) - timed} of {len(found)} repositories have no HEAD commit time ({why}): "
+        untimed = len(found) - timed
+        notes.append(f"{untimed} of {count(len(found), 'repository', 'repositories')} {plural(untimed, 'has')} "
+                     f"no HEAD commit time ({why}): "
                      "submitted_at left empty there")
     if found:
         notes.append("GitHub Classroom has no late flag: late is left empty")

@@ -46,6 +46,7 @@ from typing import Any, Iterable
 import fastjsonschema
 
 from grader.scorecard import Scorecard
+from grader.words import count
 
 OVERRIDES = "overrides.jsonl"
 AUDIT = "overrides_audit.jsonl"
@@ -263,7 +264,7 @@ def add(course: Path, student: str, exercise: str | None, check: str | None, poi
             raise OverridesError(f"unknown check {check!r}{where} on {student}'s card")
         if len(hits) > 1:
             ids = ", ".join(f"{c.exercise}/{c.id}" for c in hits[:4]) + (", ..." if len(hits) > 4 else "")
-            raise OverridesError(f"check {check!r}{where} names {len(hits)} checks ({ids}): give one id "
+            raise OverridesError(f"check {check!r}{where} names {count(len(hits), 'check')} ({ids}): give one id "
                                  "(and --exercise)")
         exercise, check = hits[0].exercise, hits[0].id
     else:

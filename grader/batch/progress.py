@@ -14,6 +14,7 @@ from typing import TextIO
 from tqdm import tqdm
 
 from grader.export.gradebook import Row
+from grader.words import count
 
 
 class Progress:
@@ -31,7 +32,7 @@ class Progress:
         if self._bar_wanted and to_grade:
             self._bar = tqdm(total=to_grade, file=self._stream, unit="student", dynamic_ncols=True)
         elif to_grade:
-            self._stream.write(f"grading {to_grade} submissions\n")
+            self._stream.write(f"grading {count(to_grade, 'submission')}\n")
 
     def advance(self, row: Row) -> None:
         self._done += 1

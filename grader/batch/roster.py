@@ -47,6 +47,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.words import count
+
+
 FIELDS = ("student", "name", "canvas_id", "sis_user_id", "sis_login_id", "section", "email", "sid", "github",
           "participant")
 PLAIN_IDS = ("student", "id", "student_id", "login", "sis_login_id", "email")
@@ -86,7 +89,7 @@ class Roster:
 
     def line(self) -> str:
         """``roster: 120 students, id column `SIS Login ID` (Canvas gradebook export)``."""
-        text = f"roster: {len(self.entries)} students, id column `{self.id_column}` ({self.source})"
+        text = f"roster: {count(len(self.entries), 'student')}, id column `{self.id_column}` ({self.source})"
         return text + (f"; left out: {', '.join(self.left_out)}" if self.left_out else "")
 
 

@@ -48,6 +48,7 @@ from grader.checks.seeding import randn, seed, seed_examples  # noqa: F401 - the
 from grader.sandbox.errors import StudentError
 from grader.sandbox.protocol import Opaque
 from grader.sandbox.proxy import StudentProxy
+from grader.words import count, entry, returned
 
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float64: (1e-7, 1e-9),
@@ -138,10 +139,12 @@ def expect_close(got: torch.Tensor, expected: torch.Tensor, what: str, dtype: to
         raise AssertionError(finding + (f" {hint}" if hint else ""))
     worst = torch.where(bad, err.nan_to_num(nan=float("inf")), torch.zeros_like(err))
     index = where_largest(worst)
+    exact = not expected.is_floating_point()  # a mask or an index: no tolerance to quote, its values as they are
+    was, wanted = entry(got.detach()[index].item()), entry(expected.detach()[index].item())
     raise AssertionError(
-        f"{what} differs from the expected result in {int(bad.sum())} of {bad.numel()} entries; "
-        f"at index {index} got {g[index].item():.6g}, expected {e[index].item():.6g} "
-        f"(rtol={rtol:g}, atol={atol:g})." + (f" {hint}" if hint else "")
+        f"{what} differs from the expected result in {int(bad.sum())} of {count(bad.numel(), 'entry')}; "
+        f"at index {index} got {was}, expected {wanted}" + ("." if exact else f" (rtol={rtol:g}, atol={atol:g}).")
+        + (f" {hint}" if hint else "")
     )
 
 
@@ -240,13 +243,13 @@ def check_matches_reference(student: StudentProxy, reference: ModuleType, case: 
     expected = outputs_of(reference_answer(reference, case, dtype,
                                            lambda: reference_f64(getattr(reference, c.fn), *c.args, **c.kwargs)))
     what = f"`{c.fn}` on {c.label}"
-    assert len(got) == len(expected), f"{what} returned {len(got)} values; expected {len(expected)}"
+    assert len(got) == len(expected), f"{what} returned {count(len(got), 'value')}; expected {len(expected)}"
     for name, g, e in zip(names, got, expected):
         g = as_tensor(g, f"{what} ({name})")
-        expect_shape(g, e.shape, f"{what}: the {name}")
+        expect_shape(g, e.shape, f"{what}: {returned(name, names)}")
         if e.is_floating_point():
-            expect_dtype(g, dtype, f"{what}: the {name}")
-        expect_close(g, e, f"{what}: the {name}", dtype, hint)
+            expect_dtype(g, dtype, f"{what}: {returned(name, names)}")
+        expect_close(g, e, f"{what}: {returned(name, names)}", dtype, hint)
 
 
 def where_largest(t: torch.Tensor) -> tuple[int, ...]:

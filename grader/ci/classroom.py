@@ -33,7 +33,7 @@ from grader.ci.commands import inert
 from grader.exits import EXIT_FAILED, EXIT_OK
 from grader.ci.grading import Graded, Outcome, friendly
 from grader.export.gradebook_csv import format_number
-from grader.words import clip
+from grader.words import clip, plural
 
 
 STATUS_CLASSROOM = {"passed": "pass", "skipped": "fail", "failed": "fail", "error": "error", "timeout": "error"}
@@ -84,7 +84,7 @@ def _late_test(g: Graded) -> dict[str, Any]:
     late = g.card.late or {}
     penalised = float(late.get("penalty_points", 0)) > 0
     said = (f"late policy: {format_number(late['raw_score'])} - {format_number(late['penalty_points'])} = "
-            f"{format_number(late['final_score'])} points; each check's points are scaled by that. " if penalised
+            f"{format_number(late['final_score'])} {plural(late['final_score'], 'point')}; each check's points are scaled by that. " if penalised
             else "")
     return {"name": f"{g.card.assignment}: late policy", "status": "fail" if penalised else "pass", "score": 0,
             "message": clip(inert(said + str(late.get("rule", ""))), MESSAGE_CHARS),

@@ -16,6 +16,7 @@ from grader.ci.classroom import classroom_result
 from grader.ci.commands import command, printable
 from grader.exits import EXIT_OK
 from grader.ci.grading import Graded, Outcome, friendly
+from grader.words import count, plural
 
 
 MAX_ERROR_ANNOTATIONS = 10  # GitHub shows 10 error annotations per step; the rest are in the summary
@@ -58,7 +59,8 @@ def _exercise_annotation(g: Graded, exercise: str, checks: list[CheckResult], ba
     got = sum(c.score for c in checks)
     top = sum(c.max_score for c in checks)
     ran = [c for c in checks if c.status != "skipped"]
-    lines = [f"{exercise}: {len(bad)} of {len(ran)} checks failed ({format_number(got)}/{format_number(top)} points)"]
+    lines = [f"{exercise}: {len(bad)} of {count(len(ran), 'check')} failed "
+             f"({format_number(got)}/{format_number(top)} {plural(top, 'point')})"]
     groups = _same_message([c for c in bad if not views.is_hidden(c)])
     for i, (message, same) in enumerate(groups):
         if i == MESSAGES_PER_ANNOTATION:
@@ -72,16 +74,16 @@ def _exercise_annotation(g: Graded, exercise: str, checks: list[CheckResult], ba
     if g.notebook:
         lines.append("(notebook: the line is that of the definition inside the .ipynb file)")
     return command("error", "\n".join(lines), file=g.path, line=g.lines.get(exercise, 1),
-                   title=f"{exercise}: {len(bad)} checks failed")
+                   title=f"{exercise}: {count(len(bad), 'check')} failed")
 
 
 def _total_sentence(o: Outcome) -> str:
     if not o.graded:
         return f"nothing graded: {o.nothing}"
-    head = f"{format_number(o.score)} / {format_number(o.max_score)} points ({_pct(o.percent)}%)"
+    head = f"{format_number(o.score)} / {format_number(o.max_score)} {plural(o.max_score, 'point')} ({_pct(o.percent)}%)"
     penalty = round(sum(float(g.card.late.get("penalty_points", 0)) for g in o.counted if g.card.late), 6)
     if penalty:
-        head += f" after a late penalty of {format_number(penalty)} points"
+        head += f" after a late penalty of {format_number(penalty)} {plural(penalty, 'point')}"
     if o.threshold > 0:
         head += f", {'meets' if o.meets_threshold else 'below'} the {_pct(o.threshold)}% threshold"
     if o.integrity.status == "modified":
@@ -153,7 +155,8 @@ def step_summary(o: Outcome) -> str:
         lines += _file_section(g, o)
     lines += ["### Result", ""]
     if o.graded:
-        lines.append(f"**Total: {md(format_number(o.score))} / {md(format_number(o.max_score))} points "
+        lines.append(f"**Total: {md(format_number(o.score))} / {md(format_number(o.max_score))} "
+                     f"{plural(o.max_score, 'point')} "
                      f"\\({md(_pct(o.percent))}%\\)**")
         lines.append("")
         if o.threshold > 0:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from grader.cli.shared import fail, guarded, missing_module, chosen_view
+from grader.words import count
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -23,17 +24,23 @@ def cmd_release(args: argparse.Namespace) -> int:
         done = bundle.build_release(args.out, args.assignment, args.config or DEFAULT_CONFIG, hidden_key=key,
                                     classroom=args.classroom)
         hidden = f", hidden checks encrypted in {bundle.hidden_bundle.BUNDLE}" if key is not None else ""
-        sys.stdout.write(f"released {len(done.files)} files into {done.out} (manifest: {bundle.MANIFEST}{hidden})\n")
+        sys.stdout.write(f"released {count(len(done.files), 'file')} into {done.out} (manifest: {bundle.MANIFEST}{hidden})\n")
         return EXIT_OK
 
     return guarded(release, (ConfigError, bundle.ReleaseError), lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
 
 
+# What `grader keygen` tells staff on stderr: the README's recommended set-up, its commands verbatim
+# (tests/test_help_matches_readme.py holds them to the README), and the organisation secret only as its opt-in.
 KEY_ADVICE = """Keep this key secret; it opens the hidden checks of every release made with it.
-Store it as an organisation secret named GRADER_HIDDEN_KEY (Organisation settings > Secrets and variables >
-Actions > New organization secret, available to the course's repositories), or with the GitHub CLI:
-  gh secret set GRADER_HIDDEN_KEY --org YOUR-ORG --visibility all < key.txt
-Then release with it: grader release --out student-template --hidden-key-file key.txt
+Recommended (README: "Grading where students cannot reach the key"): release the students' template
+without it, and a private grading repository that students cannot push to with it:
+  grader release --out student-template
+  grader release --out attention-grading --hidden-key-file key.txt
+and store it as the secret GRADER_HIDDEN_KEY of that repository's environment `grading`:
+  gh secret set GRADER_HIDDEN_KEY --env grading < key.txt
+An organisation secret for the students' own repositories is an opt-in (README: "Opting in"): every
+student can then read the key, and the hidden checks with it.
 Keep key.txt outside the release folder and out of every repository.
 """
 

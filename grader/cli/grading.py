@@ -10,6 +10,7 @@ from typing import Any
 from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_STOPPED
 from grader.sandbox.launcher import WorkerServer
 from grader.cli.shared import fail, guarded, say, similarity_threshold, chosen_view, with_server
+from grader.words import count
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -214,7 +215,8 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     def merge() -> int:
         rows = merge_folders(args.dirs, args.out, similarity_threshold(args))
-        sys.stdout.write(f"merged {len(rows)} students from {len(args.dirs)} folders into {args.out / 'gradebook.csv'}\n")
+        sys.stdout.write(f"merged {count(len(rows), 'student')} from {count(len(args.dirs), 'folder')} "
+                         f"into {args.out / 'gradebook.csv'}\n")
         return EXIT_OK
 
     return guarded(merge, (MergeError,), lambda exc: f"cannot merge: {exc.strerror or exc}: {exc.filename or ''}")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn
 
+from grader.deadlines import EXTENSION_COLUMNS, EXTENSION_MOVES
 from grader.exits import EXIT_BAD_INPUT
 
 
@@ -18,6 +19,9 @@ EXPORT_FORMATS = ("gradebook", "canvas", "moodle", "junit", "gradescope", "html"
 
 
 REPORT_FORMATS = ("html", "pytest-json")  # grader.export.html.REPORT_FORMATS (not imported here: it loads Jinja)
+
+
+SUBMISSIONS_PER_PROCESS = 2  # grader.batch.run.SUBMISSIONS_PER_PROCESS (not imported: it loads the batch machinery)
 
 
 REPORT_VIEWS = ("student", "instructor")  # grader.export.html.VIEWS, grader.export.pytest_json.VIEWS
@@ -75,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("submission", type=Path)
     g.add_argument("--assignment", required=True, help="assignment id from assignments.yaml")
     g.add_argument("--out", type=Path, required=True, help="where to write the JSON scorecard")
-    g.add_argument("--format", choices=("text", "json", "none"), default="text", help="what to print on stdout")
+    g.add_argument("--format", choices=("text", "json", "none"), default="text", help="what to print on stdout (default: text)")
     g.add_argument("--config", type=Path, help="assignments.yaml to use (default: the course's own)")
     g.add_argument("--strict", action="store_true", help="refuse to grade unless every isolation layer is active")
     g.add_argument("--report", choices=REPORT_FORMATS,
@@ -94,8 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--assignment", required=True, help="assignment id from assignments.yaml")
     a.add_argument("--out", type=Path, required=True, help="output folder (cards/, records/, gradebook.csv, summary.json)")
     a.add_argument("--jobs", type=_positive,
-                   help="grader processes grading at once (default: one per 4 submissions to grade, at most one "
-                        "per core: each costs seconds to start)")
+                   help=f"grader processes grading at once (default: one per {SUBMISSIONS_PER_PROCESS} submissions "
+                        "still to grade, at most one per core: each costs time to start)")
     a.add_argument("--roster", type=Path,
                    help="the class list: a Canvas gradebook export, a Gradescope or Moodle roster, a GitHub Classroom "
                         "roster, or a CSV with a student/id/login/email column; maps LMS ids to it and adds a "
@@ -129,8 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the course secret that gives each student their own hidden inputs (default: "
                         "$GRADER_COURSE_SECRET, else course_secret_file: in assignments.yaml); a new secret re-grades all")
     a.add_argument("--extensions", type=Path, metavar="FILE",
-                   help="the late policy: a CSV of student,new_due,extra_days,reason (one of new_due and extra_days "
-                        "per row); default: the config's extensions: file")
+                   help=f"the late policy: a CSV of {','.join(EXTENSION_COLUMNS)} (one of "
+                        f"{', '.join(EXTENSION_MOVES[:-1])} and {EXTENSION_MOVES[-1]} per row); default: the "
+                        "config's extensions: file")
 
     c = sub.add_parser("check", help="students: run the visible checks on your .py or .ipynb file")
     c.add_argument("submission", type=Path)
@@ -155,8 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ship GitHub Classroom's autograding workflow (.github/workflows/classroom.yml) "
                         "instead of .github/workflows/autograde.yml")
 
-    sub.add_parser("keygen", help="course staff: print a new key for the hidden checks (store it as the "
-                                  "organisation secret GRADER_HIDDEN_KEY)")
+    sub.add_parser("keygen", help="course staff: print a new key for the hidden checks (keep it from "
+                                  "students: the environment secret GRADER_HIDDEN_KEY of a private grading "
+                                  "repository, as the README's recommended set-up)")
 
     s = sub.add_parser("gradescope", help="course staff: build the autograder zip of a Gradescope programming assignment")
     s.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")

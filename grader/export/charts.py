@@ -13,6 +13,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from grader.words import count
+
 # A white-to-navy sequential ramp (ColorBrewer YlGnBu): weight 0 reads as empty paper, 1 as ink.
 RAMP = ("#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58")
 FUTURE_FILL = "#f1f1f1"  # a masked (future) cell that correctly holds no weight
@@ -91,7 +93,7 @@ def heatmap(key: str, matrix: Sequence[Sequence[float]], labels: Sequence[str], 
     """
     n = len(matrix)
     if n == 0 or any(len(row) != n for row in matrix) or len(labels) != n:
-        raise ValueError(f"a heatmap needs a square matrix with one label per row; got {n} rows")
+        raise ValueError(f"a heatmap needs a square matrix with one label per row; got {count(n, 'row')}")
     cell = cell or (64.0 if n <= 4 else 30.0 if n <= 8 else 26.0)
     annotate = n <= 4 if annotate is None else annotate
     font = 15.0 if n <= 4 else 12.0

@@ -30,6 +30,7 @@ from grader.export import canvas, gradebook_csv, gradescope, html, junit, moodle
 from grader.export.gradebook import Row, exercise_scores, row_from_card
 from grader.batch.roster import read_roster
 from grader.scorecard import Scorecard
+from grader.words import count
 
 
 class ExportError(Exception):
@@ -81,7 +82,7 @@ def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | No
         write_pytest_reports(cards, out, view)
     elif fmt == "gradescope":
         if len(cards) != 1:
-            raise ExportError(f"gradescope: results.json holds one submission; {len(cards)} cards given")
+            raise ExportError(f"gradescope: results.json holds one submission; {count(len(cards), 'card')} given")
         gradescope.write(cards[0][1], out, gradescope_visibility(cards[0][1].assignment, config))
     elif fmt == "junit":
         junit.write(cards, out)

@@ -101,15 +101,26 @@ EXERCISE_REASON_CHARS = 120
 def exercise_zeros(card: Scorecard) -> str:
     """Why each exercise that scored 0 of its points did, when the card as a whole did not score 0 (that is
     ``zero_reason``): ``softmax: 0/10, not attempted; causal_mask: 0/5, test_is_causal: <its message>``, so a
-    zero cell of the gradebook is explained like a zero total. '' when no exercise is at 0."""
-    parts = []
+    zero cell of the gradebook is explained like a zero total. '' when no exercise is at 0.
+
+    The root cause leads: the first exercise on the card that lost points. A card lists the exercises in
+    ``assignments.yaml``'s order, which is call order (``grader.authoring.completeness`` holds every exercise
+    after the ones it calls), so a wrong ``attention_scores`` (3.5/8.5) is named before the
+    ``multi_head_attention`` (0/14.5) that failed through it."""
+    parts: list[str] = []
+    lead = ""  # the first exercise to lose points, when it is not at 0 (one at 0 is first among ``parts``)
+    first = True
     for exercise, checks in by_exercise(card.checks):
-        possible = round(sum(c.max_score for c in checks), 6)
-        if possible == 0 or round(sum(c.score for c in checks), 6) != 0:
+        possible, got = round(sum(c.max_score for c in checks), 6), round(sum(c.score for c in checks), 6)
+        if possible == 0 or got == possible:
             continue
         messages = {" ".join(c.message.split()) for c in checks}
         failed = next((c for c in checks if c.status not in ("passed", "skipped")), checks[0])
-        why = messages.pop() if len(messages) == 1 else f"{failed.id}: {failed.message}"
+        why = messages.pop() if len(messages) == 1 and got == 0 else f"{failed.id}: {failed.message}"
         why = clip(" ".join(why.split()) or failed.status, EXERCISE_REASON_CHARS)
-        parts.append(f"{exercise}: 0/{possible:g}, {why}")
-    return "; ".join(parts)
+        if got == 0:
+            parts.append(f"{exercise}: 0/{possible:g}, {why}")
+        elif first:
+            lead = f"{exercise}: {got:g}/{possible:g}, the first exercise in call order to lose points: {why}"
+        first = False
+    return "; ".join(([lead] if lead and parts else []) + parts)

@@ -76,6 +76,7 @@ from grader.export import views
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, Scorecard
+from grader.words import plural
 
 # Gradescope's test visibilities (the specification's "Controlling Test Case Visibility").
 GRADESCOPE_VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
@@ -156,7 +157,8 @@ def _summary(card: Scorecard) -> str:
         detail = ERROR_DETAIL_TO_STAFF if _any_hidden(card) else f"Detail: {card.grader_error}"
         return ("The grader itself failed, so no grade was given for this submission (the 0 is not your score); "
                 f"please tell course staff. {detail}")
-    lines = [f"{card.assignment}: {format_number(card.final_score)} / {format_number(card.max_score)} points."]
+    lines = [f"{card.assignment}: {format_number(card.final_score)} / {format_number(card.max_score)} "
+             f"{plural(card.max_score, 'point')}."]
     if card.problem:
         lines.append(f"Your file: {card.problem}")
     lines += [f"{d.exercise}: {d.text}" for d in card.diagnoses]

@@ -23,11 +23,13 @@ from typing import Any
 import jinja2
 import markupsafe
 
+from grader import calls
 from grader.export import views
 from grader.export import charts, text
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.scorecard import CheckResult, ExerciseDiagnosis, Scorecard, by_exercise
+from grader.words import code_spans, count, plural
 
 VIEWS = views.VIEWS
 REPORT_FORMATS = ("html", "pytest-json")  # what --report writes: this page, or grader.export.pytest_json
@@ -35,7 +37,6 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 PROBLEM_STATUSES = ("failed", "error", "timeout")
 MATCH = 5e-4  # weights within this of the reference count as the same (the card keeps 4 decimals)
 _VIEW_META = re.compile(r'<meta name="grader-view" content="([a-z]+)">')
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 def render(card: Scorecard, *, view: str = "student") -> str:
@@ -73,14 +74,15 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["points"] = format_number
     env.filters["prose"] = prose
+    env.filters["counted"] = count  # `n | counted("cell")`: "1 cell", "2 cells" (grader.words)
+    env.filters["noun_for"] = plural  # `n | noun_for("point")`, `n | noun_for("was", "were")`: the word after n
     return env
 
 
 def prose(text: object) -> markupsafe.Markup:
     """A message as the page shows it: escaped first (messages quote student output), then each
     `span` in backticks (how checks name code, as in Markdown) shown as code."""
-    escaped = str(markupsafe.escape(str(text)))
-    return markupsafe.Markup(_CODE_SPAN.sub(lambda m: f"<code>{m.group(1)}</code>", escaped))
+    return markupsafe.Markup(code_spans(str(markupsafe.escape(str(text)))))
 
 
 # ------------------------------------------------------------------ the page's data
@@ -120,7 +122,9 @@ def _page(card: Scorecard, view: str, stopped: tuple[str, int] | None = None) ->
         "skipped": [c for c in card.checks if c.status == "skipped"],
         "skipped_reason": str(card.environment.get("not_checked") or "not run when grading"),
         "checks": [Problem(c, views.is_hidden(c)) for c in card.checks],
-        "figures": _figures(card.figures, failed_exercises(card)) if card.figures is not None else None,
+        # A hint's suspects: the failing exercises that call no other failing one (the rest failed through it).
+        "figures": (_figures(card.figures, calls.suspects(failed_exercises(card), calls.of_course(card.assignment)))
+                    if card.figures is not None else None),
         "legend": charts.legend_stops(),
         "future_fill": charts.FUTURE_FILL,
     }

@@ -55,7 +55,7 @@ from pathlib import Path
 
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
-from grader.words import clip
+from grader.words import clip, code_spans, count
 
 IDENTIFIER, GRADE, MODIFIED = "Identifier", "Grade", "Last modified (grade)"  # the importer's own three
 FEEDBACK = "Feedback comments"
@@ -133,7 +133,7 @@ def read_worksheet(path: Path) -> Worksheet:
     rows = []
     for line, record in records[1:]:
         if len(record) != len(header):
-            raise WorksheetError(f"{path}: line {line}: {len(record)} cells, the header has {len(header)}: "
+            raise WorksheetError(f"{path}: line {line}: {count(len(record), 'cell')}, the header has {len(header)}: "
                                  "Moodle refuses the whole file")
         if not PARTICIPANT.match(record[header.index(IDENTIFIER)]):
             raise WorksheetError(f"{path}: line {line}: Identifier {record[header.index(IDENTIFIER)]!r} is not "
@@ -209,9 +209,10 @@ def parse_number(text: str) -> float | None:
 
 
 def comment(lines: Sequence[str]) -> str:
-    """Our feedback comment as Moodle stores comments (HTML): one escaped paragraph per line."""
+    """Our feedback comment as Moodle stores comments (HTML): one escaped paragraph per line, each `span` in
+    backticks (how messages mark code) shown as code, as on the report page."""
     kept = [clip(" ".join(line.split()), COMMENT_CHARS) for line in lines if line.strip()]
-    return "".join(f"<p>{html.escape(line, quote=False)}</p>" for line in kept)
+    return "".join(f"<p>{code_spans(html.escape(line, quote=False))}</p>" for line in kept)
 
 
 def merged_comment(existing: str, ours: str) -> str:

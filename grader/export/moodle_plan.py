@@ -30,6 +30,7 @@ from grader.export.gradebook import Row, zero_reason
 from grader.export.gradebook_csv import format_number
 from grader.scorecard import Scorecard
 from grader.scoring import UNNAMED_ID
+from grader.words import count, plural
 
 DECIMALS = 5  # assign_grades.grade keeps five decimals
 
@@ -91,15 +92,15 @@ def grade_of(row: Row, card: Scorecard | None, maximum: float, scale: bool) -> m
     ours = row.max_score
     if not math.isclose(ours, maximum, rel_tol=0, abs_tol=1e-9):
         if not scale:
-            raise PlanError(f"GRADED's maximum is {format_number(ours)} points but the worksheet's Maximum grade "
+            raise PlanError(f"GRADED's maximum is {format_number(ours)} {plural(ours, 'point')} but the worksheet's Maximum grade "
                             f"is {format_number(maximum)}: set the Moodle assignment's maximum grade to "
                             f"{format_number(ours)}, or pass --scale to write each score x "
                             f"{format_number(maximum)}/{format_number(ours)}")
         if ours <= 0:
-            raise PlanError(f"{row.student}: a maximum of {format_number(ours)} points cannot be scaled")
+            raise PlanError(f"{row.student}: a maximum of {format_number(ours)} {plural(ours, 'point')} cannot be scaled")
     points = row.score * maximum / ours if scale else row.score
     points = min(max(round(points, DECIMALS), 0.0), maximum)
-    line = f"Autograder score: {format_number(row.score)} / {format_number(ours)} points"
+    line = f"Autograder score: {format_number(row.score)} / {format_number(ours)} {plural(ours, 'point')}"
     if scale and points != row.score:
         line += f" ({format_number(points)} / {format_number(maximum)} in Moodle)"
     lines = [line]
@@ -135,7 +136,7 @@ def _notes(sheet: moodle.Worksheet, rows: Sequence[Row], matched: Mapping[str, R
         notes.append(f"moodle: {len(missing)} with nothing submitted left as Moodle has them: {', '.join(missing)}")
     unknown = [sheet.who(r) for pid, r in by_pid.items() if pid not in matched]
     if unknown:
-        notes.append(f"moodle: {_count(len(unknown), 'worksheet row')} GRADED does not know left as Moodle has them: "
+        notes.append(f"moodle: {count(len(unknown), 'worksheet row')} GRADED does not know left as Moodle has them: "
                      f"{', '.join(unknown)}")
     placed = {r.student for r in matched.values()}
     absent = sorted(r.student for r in rows if r.status == "graded" and r.student not in placed)
@@ -143,7 +144,7 @@ def _notes(sheet: moodle.Worksheet, rows: Sequence[Row], matched: Mapping[str, R
         notes.append(f"moodle: graded but not on the worksheet, so not in the upload: {', '.join(absent)}")
     replaced = _replaced(sheet, by_pid, matched, grades, locked)
     if replaced:
-        notes.append(f"moodle: {_count(len(replaced), 'grade')} already on the worksheet replaced: {', '.join(replaced)}")
+        notes.append(f"moodle: {count(len(replaced), 'grade')} already on the worksheet replaced: {', '.join(replaced)}")
     if sheet.index(moodle.FEEDBACK) is None:
         notes.append(f"moodle: the worksheet has no {moodle.FEEDBACK!r} column (feedback comments are off for this "
                      "assignment): grades only")
@@ -152,9 +153,6 @@ def _notes(sheet: moodle.Worksheet, rows: Sequence[Row], matched: Mapping[str, R
                      "separator in Moodle's upload form")
     return notes
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _replaced(sheet: moodle.Worksheet, by_pid: Mapping[str, tuple[str, ...]], matched: Mapping[str, Row],

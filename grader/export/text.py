@@ -12,6 +12,7 @@ from __future__ import annotations
 import textwrap
 
 from grader.scorecard import CheckResult, ExerciseDiagnosis, NotebookReport, Scorecard, by_exercise
+from grader.words import count, plural
 
 SYMBOL = {"passed": "PASS", "failed": "FAIL", "error": "ERR ", "timeout": "TIME", "skipped": "SKIP"}
 SEE_DIAGNOSIS = "(likely mistake: see above)"
@@ -26,7 +27,7 @@ def render(card: Scorecard, width: int = 100, show_passed: bool = True) -> str:
         lines += _wrap(f"PROBLEM: {card.problem}", width, "", "  ")
     stopped = stopped_by_problem(card)
     if stopped is not None:
-        lines += _wrap(f"all {stopped[1]} checks: {stopped[0]}", width, "", "  ")
+        lines += _wrap(f"all {count(stopped[1], 'check')}: {stopped[0]}", width, "", "  ")
         lines.append("")
         lines += [f"{exercise}  {sum(c.score for c in checks):g}/{sum(c.max_score for c in checks):g}"
                   for exercise, checks in by_exercise(card.checks)]
@@ -127,7 +128,8 @@ def stopped_by_problem(card: Scorecard) -> tuple[str, int] | None:
 def skipped_note(card: Scorecard, skipped: list[CheckResult]) -> str:
     """One line for the skipped checks (GPU only, where this machine has no CUDA): the same on every card."""
     counted = sum(c.max_score for c in skipped)
-    points = "they add 0 to the total" if not counted else f"their {counted:g} points stay in the total"
+    points = ("they add 0 to the total" if not counted
+              else f"their {count(counted, 'point')} {plural(counted, 'stays', 'stay')} in the total")
     reason = str(card.environment.get("not_checked") or skipped[0].message or "not run here")
     return f"NOT CHECKED ({len(skipped)}): {reason}; {points}."
 
@@ -138,8 +140,9 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
 
 def notebook_lines(nb: NotebookReport, width: int) -> list[str]:
     """What of the notebook did not count, cell by cell, so a student sees why."""
-    lines = [f"\nNOTEBOOK: {nb.cells} cells, {nb.code_cells} with code; {len(nb.failed)} cells not run, "
-             f"{len(nb.dropped)} statements not run when grading"]
+    lines = [f"\nNOTEBOOK: {count(nb.cells, 'cell')}, {nb.code_cells} with code; "
+             f"{count(len(nb.failed), 'cell')} not run, "
+             f"{count(len(nb.dropped), 'statement')} not run when grading"]
     for note in nb.failed:
         lines += textwrap.wrap(f"cell {note.cell}, line {note.line}: {note.reason} ({note.code})", width - 2,
                                initial_indent="  FAILED ", subsequent_indent="         ")

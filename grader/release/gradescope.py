@@ -51,6 +51,7 @@ from grader.config import DEFAULT_CONFIG, AssignmentConfig, Config, load_config
 from grader.release import tree
 from grader.release.kit import INSTRUCTOR_ONLY_DEPENDENCIES, course_project, package_pyproject, with_packages
 from grader.version import __version__
+from grader.words import count
 
 TORCH_VERSION = "2.13.0"  # the CPU wheel setup.sh installs; requirements.txt pins the same (a test checks)
 VENV = "/opt/attention-grader"  # setup.sh's virtual environment: outside /autograder/source, which holds the secrets
@@ -90,7 +91,7 @@ def _one_assignment(config: Config, assignment_ids: Sequence[str] | None) -> Ass
                               f"build {', '.join(ids)} one at a time")
     if not ids:
         if len(config.assignments) != 1:
-            raise GradescopeError(f"{config.path} has {len(config.assignments)} assignments "
+            raise GradescopeError(f"{config.path} has {count(len(config.assignments), 'assignment')} "
                                   f"({', '.join(sorted(config.assignments))}): choose one with --assignment "
                                   "(one autograder zip per Gradescope assignment)")
         ids = list(config.assignments)

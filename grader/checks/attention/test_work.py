@@ -15,6 +15,7 @@ from grader.checks import helpers as h
 from grader.checks import plan, work
 from grader.checks.attention.test_common import PACKAGE, inputs
 from grader.sandbox.errors import StudentError
+from grader.words import returned, should_give
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -67,7 +68,7 @@ def _findings(student, ref: list[tuple], case: h.Case, names: tuple[str, ...]) -
         why = work.no_work(work.Runs(*runs), work.Runs(*(r[i] for r in ref)), case.args)
         if not why:
             return []
-        findings.append(f"the {name} {why}" if len(names) > 1 else f"its output {why}")
+        findings.append(f"{returned(name, names)} {why}" if len(names) > 1 else f"its output {why}")
     return findings
 
 
@@ -97,6 +98,6 @@ def test_output_is_not_a_placeholder(student, reference, cases, assignment, fn):
     case, findings = first
     raise AssertionError(
         f"`{fn}` looks like a placeholder, not computed from its inputs: on {case.label}, {' and '.join(findings)}. "
-        f"It should give {ex.purpose}. Until it does, none of `{fn}`'s checks earn points "
+        f"{should_give(ex.purpose)} Until it does, none of `{fn}`'s checks earn points "
         "(a placeholder that returns zeros, ones, random values or its input passes some checks by accident)."
     )

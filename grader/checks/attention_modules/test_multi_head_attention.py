@@ -10,6 +10,7 @@ import torch
 from grader.checks import helpers as h
 from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, N_HEADS, T, ModuleSpec, skip_if_nonfinite, x_of
 from grader.sandbox.errors import StudentError
+from grader.words import count
 
 pytestmark = pytest.mark.exercise("MultiHeadAttention")
 
@@ -28,7 +29,7 @@ def test_heads_are_a_modulelist_of_self_attention_heads(student):
         "weights from .parameters(), .to() and state_dict)"
     )
     heads = [n for n in children if n.count(".") == 1 and n.startswith("heads.")]
-    assert len(heads) == N_HEADS, f"`heads` holds {len(heads)} modules; expected n_heads = {N_HEADS}"
+    assert len(heads) == N_HEADS, f"`heads` holds {count(len(heads), 'module')}; expected n_heads = {N_HEADS}"
     for n in heads:
         assert children[n] == "SelfAttentionHead", f"{n} is a {children[n]}; expected a SelfAttentionHead"
         q = (facts.get("linear") or {}).get(f"{n}.query", {})

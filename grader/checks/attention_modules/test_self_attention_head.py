@@ -7,6 +7,7 @@ import torch
 
 from grader.checks import helpers as h
 from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, HEAD, T, skip_if_nonfinite
+from grader.words import count
 
 pytestmark = pytest.mark.exercise("SelfAttentionHead")
 
@@ -18,7 +19,7 @@ def test_query_key_value_are_linears_without_bias(student):
         assert name in linear, f"`SelfAttentionHead` has no nn.Linear named {name!r}"
         got = linear[name]
         assert (got["in"], got["out"]) == (D_MODEL, HEAD), (
-            f"`{name}` maps {got['in']} -> {got['out']} features; expected d_model -> head_size ({D_MODEL} -> {HEAD})"
+            f"`{name}` maps {got['in']} -> {count(got['out'], 'feature')}; expected d_model -> head_size ({D_MODEL} -> {HEAD})"
         )
         assert not got["bias"], f"`{name}` has a bias; the contract uses nn.Linear(d_model, head_size, bias=False)"
 

@@ -12,6 +12,7 @@ from grader.checks import helpers as h
 from grader.checks import plan, work
 from grader.checks.attention_modules.conftest import CTX, x_of
 from grader.sandbox.errors import StudentError
+from grader.words import should_give
 
 def test_forward_is_not_a_placeholder(student, spec, assignment):
     """A forward that raises returns nothing a placeholder could: the checks that need outputs say why."""
@@ -33,7 +34,8 @@ def test_forward_is_not_a_placeholder(student, spec, assignment):
     why = work.no_work(runs, expected, inputs)
     assert not why, (
         f"`{spec.cls}` looks like a placeholder, not computed from its input: {what}, its output {why}. "
-        f"It should give {plan.exercise(assignment, spec.cls).purpose}. Until it does, none of `{spec.cls}`'s checks earn points, "
+        f"{should_give(plan.exercise(assignment, spec.cls).purpose)} "
+        f"Until it does, none of `{spec.cls}`'s checks earn points, "
         "its structure included (the right submodules around a forward that returns a constant, random "
         "values or x itself pass some checks by accident)."
     )

@@ -1,0 +1,135 @@
+"""Every command's help and stderr advice says what the README's recommended set-up says (issue 38, item 8).
+
+Help is read from the argparse parser itself, defaults from the code constants the commands use, the
+extensions columns from the code that reads the file, so a change on either side that the other does
+not follow fails here: `grader keygen` once told staff to store the key as an organisation secret (the
+README's opt-in, which gives every student the key), and `grade-all --help` said "one per 4
+submissions" after the code and the README had moved to 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+import pytest
+
+from grader import deadlines
+from grader.batch import run as batch_run
+from grader.batch import similarity
+from grader.cli import course, parser
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+RECOMMENDED_HEADING = "### Grading where students cannot reach the key (recommended)"
+
+
+def _section(heading: str) -> str:
+    """The README's text from ``heading`` to the next heading of the same or a higher level."""
+    start = README.index(heading)
+    level = heading.split(" ", 1)[0]
+    rest = README[start + len(heading):]
+    ends = [m.start() for m in re.finditer(r"^#{1,%d} " % len(level), rest, re.MULTILINE)]
+    return rest[: ends[0]] if ends else rest
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _helps() -> list[tuple[str, str]]:
+    """(where, text) for the top-level help of every command and the help of each of its options."""
+    found: list[tuple[str, str]] = []
+    for action in parser.build_parser()._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for choice in action._choices_actions:
+            found.append((f"grader --help: {choice.dest}", choice.help or ""))
+        for name, sub in action.choices.items():
+            found += [(f"grader {name} {'/'.join(a.option_strings) or a.dest}", a.help or "")
+                      for a in sub._actions if a.help and a.help is not argparse.SUPPRESS]
+    return found
+
+
+def _option_help(command: str, option: str) -> str:
+    sub = next(a for a in parser.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return _flat(next(a.help for a in sub.choices[command]._actions if option in a.option_strings))
+
+
+# ------------------------------------------------------------------ the key set-up
+
+
+def test_keygen_advice_gives_the_recommended_set_up_in_the_readmes_own_commands():
+    recommended = _section(RECOMMENDED_HEADING)
+    commands = [line.strip() for line in course.KEY_ADVICE.splitlines() if line.startswith("  ")]
+    assert commands, "the advice quotes no command"
+    for command in commands:
+        assert command in recommended, f"keygen advises `{command}`, which the README's recommended set-up lacks"
+    assert "--env grading" in " ".join(commands) and "--org" not in course.KEY_ADVICE
+
+
+@pytest.mark.parametrize("where, text", _helps() + [("grader keygen stderr", course.KEY_ADVICE)])
+def test_no_help_recommends_the_organisation_secret(where, text):
+    """The organisation secret is the README's opt-in: any help that names it says it is one."""
+    for sentence in re.split(r"(?<=[.;])\s", _flat(text)):
+        if re.search(r"organi[sz]ation secret", sentence, re.IGNORECASE):
+            assert "opt-in" in sentence and "read" in sentence, f"{where} recommends the organisation secret"
+    assert "opt-in" in _section("### The in-repository workflow").lower()
+
+
+def test_keygen_help_names_the_secret_the_readme_recommends():
+    keygen = next(text for where, text in _helps() if where == "grader --help: keygen")
+    assert "GRADER_HIDDEN_KEY" in keygen and "environment secret" in _flat(keygen)
+    assert "environment secrets" in _flat(_section(RECOMMENDED_HEADING))
+    for quoted in re.findall(r'README: "([^"]+)"', course.KEY_ADVICE):
+        assert quoted in README, f"keygen's advice points at a README section, {quoted!r}, that is not there"
+
+
+# ------------------------------------------------------------------ defaults
+
+
+def test_jobs_default_is_the_codes_in_the_help_and_the_readme():
+    per = batch_run.SUBMISSIONS_PER_PROCESS
+    assert parser.SUBMISSIONS_PER_PROCESS == per
+    assert f"one per {per} submissions" in _option_help("grade-all", "--jobs")
+    assert f"one per {per} submissions" in _flat(README)
+    for other in range(1, 9):
+        if other != per:
+            assert f"one per {other} submissions" not in _option_help("grade-all", "--jobs")
+            assert f"one per {other} submissions" not in _flat(README)
+    assert batch_run.default_jobs(per * 3, 64) == 3 and batch_run.default_jobs(per * 3 - 1, 64) == 2
+
+
+@pytest.mark.parametrize("command", ["grade-all", "merge"])
+def test_similarity_threshold_default_is_the_codes_in_the_help_and_the_readme(command):
+    value = f"{similarity.DEFAULT_THRESHOLD:g}"
+    assert f"(default {value})" in _option_help(command, "--similarity-threshold")
+    assert f"(default {value}, also on `grader merge`)" in _flat(README)
+
+
+def test_every_argparse_default_a_help_mentions_is_the_real_one():
+    sub = next(a for a in parser.build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    said = 0
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if action.default in (None, False, argparse.SUPPRESS) or not action.help or not action.option_strings:
+                continue
+            shown = {str(action.default), f"({action.default})"} | ({"here"} if str(action.default) == "." else set())
+            assert any(s in action.help for s in shown), f"grader {name} {action.option_strings[0]}: help omits its default"
+            said += 1
+    assert said >= 3
+
+
+# ------------------------------------------------------------------ the extensions columns
+
+
+def test_extensions_help_and_readme_name_every_column_the_reader_reads(tmp_path):
+    columns = ",".join(deadlines.EXTENSION_COLUMNS)
+    assert f"a CSV of {columns} " in _option_help("grade-all", "--extensions")
+    assert f"`{columns}`" in README
+    for move in deadlines.EXTENSION_MOVES:  # each column the help names is one the reader acts on
+        assert move in _option_help("grade-all", "--extensions")
+        value = {"new_due": "2026-03-03T12:00", "extra_days": "2", "extra_hours": "5"}[move]
+        path = tmp_path / f"{move}.csv"
+        path.write_text(f"student,{move},reason\nana,{value},flu\n", encoding="utf-8")
+        assert deadlines.load_extensions(path, "UTC")["ana"].reason == "flu"
