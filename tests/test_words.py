@@ -34,6 +34,7 @@ NEVER_ONE = {
     ("grader/checks/attention_modules/test_multi_head_attention.py", "D_MODEL // N_HEADS"): "a constant above 1",
     ("grader/checks/attention/test_multi_head.py", "n_heads"): "the check's head counts are all above 1",
     ("grader/cli/parser.py", "SUBMISSIONS_PER_PROCESS"): "a constant, 2 ('one per 2 submissions')",
+    ("grader/notebook/ipython.py", "TRANSFORM_LOOP_LIMIT"): "IPython's own constant, in the hundreds",
     ("grader/batch/intake.py", "lms.LAYOUT_NAMES[chosen]"): "a layout's name ('Canvas'), not a number",
 }
 _NOUN_AFTER = re.compile(r"^ ([a-z]{3,}s)\b")
