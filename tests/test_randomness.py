@@ -173,3 +173,18 @@ def test_the_reference_is_causal_in_training_mode_and_earns_every_point(grade):
     assert {c.exercise for c in rows} == set(HEAD_CHECKS)
     assert all(c.status == "passed" and c.visibility == "hidden" for c in rows), rows
     assert card.score == card.max_score
+
+
+def test_the_fused_attentions_dropout_counts_as_on_the_weights():
+    """F.scaled_dot_product_attention(..., dropout_p=p) drops its own weights: a student who uses it is never told
+    that no dropout runs, nor to add one."""
+    fused = REFERENCE + HEAD.format(**{**SLOTS, "output": "wei @ v"}).replace(
+        "        wei = q @ k.transpose(-2, -1) * self.head_size**-0.5\n", "").replace(
+        f"        wei = {SLOTS['scores']}\n        wei = {SLOTS['weights']}\n        return wei @ v",
+        "        return nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=self.tril[:T, :T] != 0, "
+        "dropout_p=self.dropout.p if self.training else 0.0)")
+    assert "scaled_dot_product_attention" in fused
+    for cls in HEAD_CHECKS:
+        seen = _trace(fused, cls)
+        assert seen.on_weights(cls) and seen.misplaced(cls) is None, seen
+        assert {s.p for s in seen.in_heads(cls)} == {0.5}

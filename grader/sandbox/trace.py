@@ -18,6 +18,7 @@ from torch.overrides import TorchFunctionMode
 
 DROPOUTS = frozenset({"dropout", "dropout_", "feature_dropout", "alpha_dropout"})
 SOFTMAXES = frozenset({"softmax", "_softmax"})
+FUSED = "scaled_dot_product_attention"  # F.scaled_dot_product_attention(..., dropout_p=p): dropout inside
 FILL = -1e8  # an entry at or below this is a mask's fill (-inf, finfo.min, -1e9), not a score
 
 
@@ -61,6 +62,13 @@ class _Recorder(TorchFunctionMode):
         out = func(*args, **kwargs)
         if name in SOFTMAXES:
             self.softmaxes += 1
+        elif name == FUSED and args and isinstance(args[0], torch.Tensor):  # its dropout acts on its own weights
+            p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
+            self.calls.append({"module": self.stack[-1] if self.stack else "", "function": name, "p": float(p),
+                               "training": True, "shape": list(args[0].shape), "after_softmaxes": self.softmaxes,
+                               "probabilities": False, "fill": False, "is_input": False, "returned_by": None,
+                               "input_from": None})
+            self.results.append(out)
         elif name in DROPOUTS and args and isinstance(args[0], torch.Tensor):
             t = args[0]
             p, training = _rate_and_flag(args, kwargs)

@@ -61,8 +61,8 @@ class DropoutTrace:
 
 def _kind(call: dict[str, Any], cls: str, module: str) -> str:
     shape = tuple(call.get("shape") or ())
-    if call.get("probabilities"):
-        return "weights"
+    if call.get("probabilities") or call.get("function") == "scaled_dot_product_attention":
+        return "weights"  # rows of weights, or the fused attention's own dropout, which acts on its weights
     if len(shape) >= 2 and shape[-1] == shape[-2] and shape[-1] > 1 and not call.get("is_input"):
         return "scores"
     if call.get("is_input"):
