@@ -86,6 +86,21 @@ def family() -> list[Member]:
                               {"SelfAttentionHead": ("test_causal_in_training_mode", said),
                                "MultiHeadAttention": ("test_causal_in_training_mode", said)},
                               NOT_ADDED + PLACE_NOT_RATE))
+    for functional in (False, True):  # the -inf fill: a dropped entry is NaN, not 0; before the mask: plain scores
+        masked = 'wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))'
+        scores = FUNCTIONAL.format(masked) if functional else f"self.dropout({masked})"
+        said = r"to the masked scores.*? A dropped -inf entry becomes NaN"
+        members.append(Member(f"before_softmax_inf_{'F' if functional else 'module'}",
+                              head(scores=scores, weights=SOFTMAX), "scores",
+                              {ex: ("test_dropout_drops_at_the_asked_rate", said) for ex in HEAD_CHECKS},
+                              NOT_ADDED + PLACE_NOT_RATE + ("becomes 0",)))
+        raw = FUNCTIONAL.format("wei") if functional else "self.dropout(wei)"
+        members.append(Member(f"before_mask_{'F' if functional else 'module'}",
+                              head(scores=f'{raw}.masked_fill(self.tril[:T, :T] == 0, float("-inf"))', weights=SOFTMAX),
+                              "scores", {ex: ("test_dropout_drops_at_the_asked_rate",
+                                              r"before the softmax, to the scores.*? A dropped score becomes 0")
+                                         for ex in HEAD_CHECKS},
+                              NOT_ADDED + PLACE_NOT_RATE))
     for site, functional in itertools.product(("values", "output"), (False, True)):
         wrap = (lambda t: FUNCTIONAL.format(t)) if functional else (lambda t: f"self.dropout({t})")
         slots = {"values": wrap("self.value(x)")} if site == "values" else {"output": wrap("wei @ v")}

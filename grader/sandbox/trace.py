@@ -31,10 +31,14 @@ def _is_probability_rows(t: torch.Tensor) -> bool:
                                                                                atol=1e-3))
 
 
-def _has_fill(t: torch.Tensor) -> bool:
+def _fill(t: torch.Tensor) -> str | None:
+    """The mask's fill the tensor holds: "-inf", "finite" (finfo.min, -1e9), or None (no entry at or below FILL)."""
     if not t.is_floating_point() or t.device.type == "meta" or not t.numel():
-        return False
-    return bool((t.detach() <= FILL).any())
+        return None
+    d = t.detach()
+    if bool((d == float("-inf")).any()):
+        return "-inf"
+    return "finite" if bool((d <= FILL).any()) else None
 
 
 def _rate_and_flag(args: tuple, kwargs: dict) -> tuple[float | None, bool | None]:
@@ -66,7 +70,7 @@ class _Recorder(TorchFunctionMode):
             p = kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0)
             self.calls.append({"module": self.stack[-1] if self.stack else "", "function": name, "p": float(p),
                                "training": True, "shape": list(args[0].shape), "after_softmaxes": self.softmaxes,
-                               "probabilities": False, "fill": False, "is_input": False, "returned_by": None,
+                               "probabilities": False, "fill": None, "is_input": False, "returned_by": None,
                                "input_from": None})
             self.results.append(out)
         elif name in DROPOUTS and args and isinstance(args[0], torch.Tensor):
@@ -75,7 +79,7 @@ class _Recorder(TorchFunctionMode):
             self.calls.append({
                 "module": self.stack[-1] if self.stack else "", "function": name, "p": p, "training": training,
                 "shape": list(t.shape), "after_softmaxes": self.softmaxes, "probabilities": _is_probability_rows(t),
-                "fill": _has_fill(t), "is_input": t is self.x, "returned_by": None,
+                "fill": _fill(t), "is_input": t is self.x, "returned_by": None,
                 "input_from": next((n for n, o in reversed(self.made) if o is t), None),
             })
             self.results.append(out)

@@ -30,7 +30,7 @@ class DropoutSite:
     kind: str  # weights | scores | values | output (a head's) | input | after_proj (MultiHeadAttention's) | other
     p: float | None
     training: bool | None
-    fill: bool
+    fill: str | None  # the mask's fill in what it was given: -inf, finite, or None
     shape: tuple[int, ...]
     source: str | None
 
@@ -80,7 +80,7 @@ def read_trace(facts: dict[str, Any], cls: str) -> DropoutTrace:
     sites = []
     for call in facts.get("dropout_calls") or []:
         module = str(call.get("module") or "")
-        sites.append(DropoutSite(module, _kind(call, cls, module), call.get("p"), call.get("training"), bool(call.get("fill")),
+        sites.append(DropoutSite(module, _kind(call, cls, module), call.get("p"), call.get("training"), call.get("fill"),
                           tuple(call.get("shape") or ()), call.get("input_from")))
     return DropoutTrace(tuple(sites), facts.get("reseeded"))
 
@@ -108,8 +108,10 @@ def site_sentence(site: DropoutSite, cls: str) -> str:
     where = _where(site, cls)
     if site.kind == "scores":
         what = "the masked scores" if site.fill else "the scores"
-        leak = (" A dropped entry of the mask's fill becomes 0, so a future token gets weight in training mode;"
-                if site.fill else " a dropped score becomes 0, which is a score, not a dropped weight, and the weights still sum to 1;")
+        leak = {"finite": " A dropped entry of the mask's fill becomes 0, so a future token gets weight in training mode;",
+                "-inf": " A dropped -inf entry becomes NaN (-inf times 0), and the softmax spreads it over the row;",
+                }.get(site.fill or "", " A dropped score becomes 0, which is a score, not a dropped weight, and the "
+                                       "weights still sum to 1;")
         return (f"dropout is applied before the softmax, to {what}{where}.{leak} apply it to the weights after the "
                 f"softmax: {AFTER_SOFTMAX}.")
     what = {"values": "the values (the output of `value`)", "output": "the head's output (weights @ v)",

@@ -37,8 +37,8 @@ def test_causal_in_training_mode(student, spec, hidden_seed):
         if _changes_in_eval_mode(student, spec, x, x2):
             raise AssertionError(
                 f"changing tokens {PAST}.. changed `{spec.cls}`'s outputs 0..{PAST - 1} in training mode, as it does in "
-                "eval mode: the module is not causal, with or without dropout (mask the scores with tril before the "
-                "softmax)")
+                "eval mode: the module is not causal with dropout off either (test_future_tokens_do_not_change_past_outputs "
+                "reports it), so dropout is not the cause")
         seen = sites.trace(student, spec)
         leak = next((s for s in seen.in_heads(spec.cls) if s.kind == "scores" and s.drops), None) if seen else None
         cause = sites.site_sentence(leak, spec.cls) if leak else (
