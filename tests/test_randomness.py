@@ -203,3 +203,17 @@ def test_the_fused_attentions_dropout_counts_as_on_the_weights():
         seen = _trace(fused, cls)
         assert seen.on_weights(cls) and seen.misplaced(cls) is None, seen
         assert {s.p for s in seen.in_heads(cls)} == {0.5}
+
+
+@pytest.mark.parametrize("weights", [SOFTMAX, f"nn.functional.dropout({SOFTMAX}, self.dropout.p, training=False)"],
+                         ids=["not_applied", "training_false"])
+def test_a_head_that_never_drops_is_named_as_the_cause_not_multi_head_attention(grade, weights: str):
+    """MultiHeadAttention passes dropout on, its head never drops: MultiHeadAttention is not told to pass it on."""
+    card = grade(head(weights=weights), "attention-modules")
+    rate = [c for c in card.checks if c.exercise == "MultiHeadAttention" and "asked_rate" in c.id]
+    assert rate and rate[0].score == 0, rate
+    assert "your SelfAttentionHead, built alone with dropout=0.25, drops nothing" in rate[0].message
+    assert "Build every head with the module's own rate" not in rate[0].message
+    active = [c for c in card.checks if c.exercise == "SelfAttentionHead" and "active_in_training" in c.id][0]
+    assert active.score == 0 and "Apply an nn.Dropout" in active.message if weights == SOFTMAX else (
+        "training=False" in active.message and "Apply an nn.Dropout" not in active.message), active.message

@@ -167,10 +167,17 @@ def fixed_rate_sentence(student: StudentProxy, spec: ModuleSpec, p: float) -> st
 
 def head_sentence(student: StudentProxy, spec: ModuleSpec, p: float) -> str:
     """For MultiHeadAttention whose heads drop at the wrong rate: "" unless the student's own SelfAttentionHead,
-    built alone with the rate ``p``, already drops at another (then the head, not the passing on, is the cause)."""
+    built alone with the rate ``p``, already drops at another rate or drops no weight at all (then the head,
+    not the passing on, is the cause)."""
     from grader.checks.attention_modules.conftest import ModuleSpec
 
     head = ModuleSpec("SelfAttentionHead", (*spec.args[:1], spec.args[0] // spec.args[1], spec.args[2]), spec.reference)
     own = fixed_rate_sentence(student, head, p)
-    return (f"your SelfAttentionHead, {own}; so every head drops at that rate whatever MultiHeadAttention passes on. "
-            "Use the `dropout` argument as the rate in SelfAttentionHead: nn.Dropout(dropout).") if own else ""
+    if own:
+        return (f"your SelfAttentionHead, {own}; so every head drops at that rate whatever MultiHeadAttention passes "
+                "on. Use the `dropout` argument as the rate in SelfAttentionHead: nn.Dropout(dropout).")
+    seen = trace(student, head, dropout=p)
+    if seen is not None and not any(s.drops for s in seen.sites):
+        return (f"your SelfAttentionHead, built alone with dropout={p:g}, drops nothing in training mode (its own "
+                "dropout checks report it), so no head drops whatever MultiHeadAttention passes on")
+    return ""

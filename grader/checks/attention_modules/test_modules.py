@@ -336,7 +336,7 @@ def _raise_where_or_what_rate(student, spec, p: float, what: str, part: bool) ->
                              + sites.site_sentence(wrong, spec.cls))
     own = sites.head_sentence(student, spec, p) if part else ""
     if own:
-        raise AssertionError(f"{what} in training mode drops its heads' weights at another rate than {p:g}: {own}")
+        raise AssertionError(f"{what} in training mode does not drop its heads' weights at the rate {p:g}: {own}")
 
 
 def test_dropout_drops_at_the_asked_rate(student, spec):
