@@ -146,9 +146,9 @@ def why_not_random(student: StudentProxy, spec: ModuleSpec) -> str:
         zero = seen.sites[0]
         return (f"the dropout {_in(zero)} has p={zero.p}, although the module was built with "
                 "dropout=0.5, so it never drops. Use the `dropout` argument as the rate: nn.Dropout(dropout).")
-    return ("forward applies dropout, yet the same input gives the same output under two random states: the "
-            "dropout mask does not come from torch's random state. Use nn.Dropout(dropout) (or F.dropout), which "
-            "draws a new mask on every call.")
+    return ("forward applies dropout, yet its output does not change with the random state it is given. Use "
+            "nn.Dropout(dropout) (or F.dropout) on the weights, which draws a new mask from torch's random state on "
+            "every call.")
 
 
 def _in(site: DropoutSite) -> str:
