@@ -155,14 +155,15 @@ def _in(site: DropoutSite) -> str:
     return f"in `{site.module}`" if site.module else "in forward"
 
 
-def fixed_rate_sentence(student: StudentProxy, spec: ModuleSpec, p: float) -> str:
-    """Which dropout of forward drops at a rate other than ``p``, the rate the module was built with; "" if none."""
+def fixed_rate_sentence(student: StudentProxy, spec: ModuleSpec, p: float, subject: str = "it") -> str:
+    """Which dropout of forward drops at a rate other than ``p``, the rate the module was built with; "" if none.
+    ``subject``: who applies it, as the sentence names the module ("it", "your SelfAttentionHead")."""
     seen = trace(student, spec, dropout=p)
     other = next((s for s in seen.sites if s.drops and s.p is not None and abs(s.p - p) > 1e-9), None) if seen else None
     if other is None:
         return ""
-    return (f"built with dropout={p:g}, it applies dropout with p={other.p:g} ({_in(other)}): that rate is written "
-            "in the code, not read from the `dropout` argument")
+    return (f"built with dropout={p:g}, {subject} applies dropout with p={other.p:g} ({_in(other)}): that rate is "
+            "written in the code, not read from the `dropout` argument")
 
 
 def head_sentence(student: StudentProxy, spec: ModuleSpec, p: float) -> str:
@@ -172,10 +173,10 @@ def head_sentence(student: StudentProxy, spec: ModuleSpec, p: float) -> str:
     from grader.checks.attention_modules.conftest import ModuleSpec
 
     head = ModuleSpec("SelfAttentionHead", (*spec.args[:1], spec.args[0] // spec.args[1], spec.args[2]), spec.reference)
-    own = fixed_rate_sentence(student, head, p)
+    own = fixed_rate_sentence(student, head, p, subject="your SelfAttentionHead")
     if own:
-        return (f"your SelfAttentionHead, {own}; so every head drops at that rate whatever MultiHeadAttention passes "
-                "on. Use the `dropout` argument as the rate in SelfAttentionHead: nn.Dropout(dropout).")
+        return (f"{own}; so every head drops at that rate whatever MultiHeadAttention passes on. Use the `dropout` "
+                "argument as the rate in SelfAttentionHead: nn.Dropout(dropout).")
     seen = trace(student, head, dropout=p)
     if seen is not None and not any(s.drops for s in seen.sites):
         return (f"your SelfAttentionHead, built alone with dropout={p:g}, drops nothing in training mode (its own "
