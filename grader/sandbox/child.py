@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from grader.sandbox import layers, protocol, rng, workspace
+from grader.sandbox import layers, protocol, rng, trace, workspace
 
 MAX_TRACEBACK = 2000
 # The compiler flags of every `from __future__` feature (distinct bits): what a unit passes on to the next.
@@ -243,7 +243,7 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
     state every forward starts from, ``rng``), ``build_seed`` (the one the module
     is built in: weights the params do not replace are drawn from it), ``run`` (the dotted name of a
     submodule whose forward is run instead, such as ``heads.0``: a part judged
-    as its parent built it).
+    as its parent built it), ``trace`` (record the first input's dropout calls and reseeding: ``trace``).
     """
     name = str(request.get("cls"))
     cls, error = _lookup(namespace, name)
@@ -273,7 +273,12 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
             if cot is not None:
                 x = x.detach().requires_grad_(True)
             rng.reset(seed)  # every input from the same state: one input twice gives one output twice
-            out = run(x)
+            if i == 0 and request.get("trace"):  # where dropout ran, who seeded the RNG (``trace``)
+                with trace.recording(run, x, seed) as traced:
+                    out = run(x)
+                facts.update(traced)
+            else:
+                out = run(x)
             if cot is not None and isinstance(out, torch.Tensor):
                 (g,) = torch.autograd.grad(out, x, cot.to(out.dtype), allow_unused=True)
                 grads.append(None if g is None else g.detach())

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from grader.checks import helpers as h
+from grader.checks.attention_modules import dropout_sites as sites
 from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, N_HEADS, T, ModuleSpec, skip_if_nonfinite, x_of
 from grader.sandbox.errors import StudentError
 
@@ -224,10 +225,9 @@ def test_dropout_active_in_training_mode(student, spec):
                       f"`{spec.cls}`", 1)[0] for s in (0, 1)]
     skip_if_nonfinite(train, f"`{spec.cls}` output", ["x in training mode (dropout=0.5)",
                                                       "x in training mode under another random state"], "dropout")
-    assert not torch.allclose(train[0].double(), train[1].double(), atol=1e-5), (
-        f"`{spec.cls}` in training mode with dropout=0.5 gives the same output under two random states: "
-        "dropout is never applied. Apply an nn.Dropout(dropout) to the attention weights."
-    )
+    if torch.allclose(train[0].double(), train[1].double(), atol=1e-5):
+        raise AssertionError(f"`{spec.cls}` in training mode with dropout=0.5 gives the same output under two random "
+                             f"states: {sites.why_not_random(student, spec)}")
 
 
 def test_no_dropout_at_rate_zero_in_training_mode(student, spec):
@@ -246,7 +246,11 @@ def test_no_dropout_at_rate_zero_in_training_mode(student, spec):
                       "the dropout rate")
     fixed = {n: p for n, p in (facts.get("dropout") or {}).items() if p != 0.0}
     seen = f" It holds {', '.join(f'{n} with p={p:g}' for n, p in sorted(fixed.items())[:2])}." if fixed else ""
-    assert torch.allclose(again.double(), train.double(), rtol=1e-4, atol=1e-5), (
+    still_random = not torch.allclose(again.double(), train.double(), rtol=1e-4, atol=1e-5)
+    if still_random or not torch.allclose(train.double(), plain.double(), rtol=1e-4, atol=1e-5):
+        constant = sites.fixed_rate_sentence(student, spec, 0.0)  # which dropout, at which rate, if one is the cause
+        seen = f" {constant[0].upper()}{constant[1:]}." if constant else seen
+    assert not still_random, (
         f"{what} in training mode gives different outputs for the same input under two random states, so "
         f"something random is still on: with dropout=0.0 nothing may be dropped, and nothing else may be random.{seen} "
         "Use the `dropout` argument as the rate (nn.Dropout(dropout)), not a fixed number, and add no noise in forward.")
@@ -322,6 +326,19 @@ def _rate_finding(factors: torch.Tensor, p: float, what: str) -> str:
             "entry is 0 or that factor times the output with nothing dropped)")
 
 
+def _raise_where_or_what_rate(student, spec, p: float, what: str, part: bool) -> None:
+    """Where the rate is not the cause, say what is (``dropout_sites``): a dropout placed elsewhere than on the
+    weights, or, for a head of MultiHeadAttention, a rate fixed inside the student's own SelfAttentionHead."""
+    seen = sites.trace(student, spec, dropout=p)
+    wrong = seen.misplaced(spec.cls) if seen else None
+    if wrong is not None and not seen.on_weights(spec.cls):
+        raise AssertionError(f"{what} in training mode does not drop attention weights at the rate {p:g}: "
+                             + sites.site_sentence(wrong, spec.cls))
+    own = sites.head_sentence(student, spec, p) if part else ""
+    if own:
+        raise AssertionError(f"{what} in training mode does not drop its heads' weights at the rate {p:g}: {own}")
+
+
 def test_dropout_drops_at_the_asked_rate(student, spec):
     """At T=1 the one attention weight is exactly 1, so dropout leaves it 0 or scales it by exactly 1 / (1 - p):
     the rate shows in the kept entries without statistics, and a row that was dropped is never held against
@@ -357,6 +374,8 @@ def test_dropout_drops_at_the_asked_rate(student, spec):
             skip_if_nonfinite([out], f"{what(p)} output", [f"x {RATE_ROWS}x1x{D_MODEL} in training mode"],
                               "the dropout rate")
             finding = _rate_finding(_drop_factors(out, base), p, what(p))
+            if finding:
+                _raise_where_or_what_rate(student, spec, p, what(p), bool(part))
             assert not finding, finding + (
                 ". Build every head with the module's own rate: SelfAttentionHead(d_model, d_model // n_heads, "
                 "context_length, dropout), not a fixed, halved or other number." if part else

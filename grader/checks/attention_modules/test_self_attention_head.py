@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from grader.checks import helpers as h
-from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, HEAD, T, skip_if_nonfinite
+from grader.checks.attention_modules import dropout_sites as sites
+from grader.checks.attention_modules.conftest import B, CTX, D_MODEL, HEAD, T, ModuleSpec, skip_if_nonfinite
 from grader.words import count
 
 pytestmark = pytest.mark.exercise("SelfAttentionHead")
@@ -24,7 +25,7 @@ def test_query_key_value_are_linears_without_bias(student):
         assert not got["bias"], f"`{name}` has a bias; the contract uses nn.Linear(d_model, head_size, bias=False)"
 
 
-def test_dropout_acts_on_the_weights(student):
+def test_dropout_acts_on_the_weights(student, reference):
     """Identical tokens make uniform weights: dropping weights scales whole rows of v, never single channels."""
     token = h.randn(1, 1, D_MODEL, seed=90)
     x = token.expand(B, T, D_MODEL).contiguous()
@@ -43,8 +44,21 @@ def test_dropout_acts_on_the_weights(student):
     v0 = eval_out[0, 0]
     factors = out @ v0 / (v0 @ v0)
     residual = (out - factors[..., None] * v0).abs().max().item()
-    assert residual < 1e-4 * max(1.0, v0.abs().max().item()), (
-        "in training mode, dropout must act on the attention weights (before weights @ v), not on the output: "
-        "with identical tokens each output row should be a multiple of the same value vector"
+    on_weights = residual < 1e-4 * max(1.0, v0.abs().max().item())
+    changed = not torch.allclose(factors, torch.ones_like(factors), atol=1e-6)
+    if on_weights and changed:
+        return
+    seen = sites.trace(student, ModuleSpec("SelfAttentionHead", (D_MODEL, HEAD, CTX), reference))
+    wrong = seen.misplaced("SelfAttentionHead") if seen else None
+    if wrong is not None and not seen.on_weights("SelfAttentionHead"):
+        raise AssertionError(f"in training mode (dropout=0.5) {sites.site_sentence(wrong, 'SelfAttentionHead')}")
+    assert on_weights, (
+        "in training mode, dropout must act on the attention weights (before weights @ v): with identical tokens "
+        "every value row is the same vector, so each output row should be a multiple of it, and yours are not"
     )
-    assert not torch.allclose(factors, torch.ones_like(factors), atol=1e-6), "dropout=0.5 in training mode changed nothing"
+    assert changed, (
+        "with identical tokens (every weight row uniform, every value row the same vector), dropout=0.5 in "
+        "training mode left every output row as it is in eval mode: "
+        + ("no dropout runs in forward. Apply an nn.Dropout(dropout) to the attention weights after the softmax."
+           if seen is not None and not seen.sites else "no attention weight was dropped.")
+    )
