@@ -27,6 +27,7 @@ from grader import session
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
 from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
+from grader.sandbox.launcher import start_server
 from grader.sandbox.errors import LoadFailed
 from grader.sandbox.proxy import StudentProxy
 from grader.scorecard import Scorecard
@@ -95,7 +96,7 @@ class Grader:
         self.assignment = assignment.visible_part() if visible_only else assignment
         assert_secrets_unreadable(self.assignment, config_path)
         self._own_server = server is None
-        self.server = server if server is not None else WorkerServer()  # started before any secret is loaded
+        self.server = server if server is not None else start_server(fork=False)  # before any secret is loaded
         self.strict = strict
         self.cuda = session.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.

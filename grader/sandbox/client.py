@@ -34,7 +34,7 @@ from grader.sandbox.errors import (
     WorkerUnavailable,
 )
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # Windows: no /proc to read anyway
 
 
 class OutputDrain(threading.Thread):
@@ -138,13 +138,12 @@ class SubmissionWorker:
         if self._child is child:
             self._child = None
         try:
-            signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
-            os.killpg(child.pid, signal.SIGKILL)  # the group too; safe: the server reaps only when asked, below
+            self.server.kill(child.pid, child.pidfd)
         except ProcessLookupError:
             pass
         status = self.server.reap(child.pid)
         child.sock.close()
-        os.close(child.pidfd)
+        self.server.release(child.pidfd)
         child.drain.join(timeout=5)
         self.output += child.drain.kept
         self.output_dropped += child.drain.dropped
@@ -192,7 +191,9 @@ class SubmissionWorker:
                     break
                 # /proc is read only once a reply is slow (most arrive within a millisecond); the
                 # time before that first look counts as CPU time in full, which can only end a call early.
-                now_cpu = _cpu_seconds(child.pid)
+                now_cpu = cpu_seconds(child.pid)
+                if now_cpu is None:  # no way to read it on this system: the wall-clock limit alone applies
+                    now_cpu = 0.0
                 if start_cpu is None:
                     start_cpu = now_cpu - (time.monotonic() - sent)
                 used = now_cpu - start_cpu
@@ -226,21 +227,40 @@ class SubmissionWorker:
         return kept.decode("utf-8", "replace") + note
 
 
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of the whole process, from the kernel (the child cannot fake it)."""
+def cpu_seconds(pid: int) -> float | None:
+    """utime + stime of the whole process, from the kernel (the child cannot fake it): Linux's /proc, else
+    psutil where it is installed (macOS, Windows); None where neither can tell, and then only the
+    wall-clock limit ends a call. 0.0 for a process that is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return 0.0  # Linux, and the child is gone
     except (OSError, IndexError, ValueError):
         return 0.0
+    try:
+        import psutil
+    except ImportError:
+        return None
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return float(times.user + times.system)
 
 
-def _describe_status(status: int | None) -> str:
-    if status is None:
+WINDOWS_CRASH = 0xC0000000  # NTSTATUS error codes (0xC0000005: access violation) as an exit code
+
+
+def _describe_status(code: int | None) -> str:
+    """What the exit of a child says, from its exit code as ``os.waitstatus_to_exitcode`` and
+    ``Popen.returncode`` give it (-N: killed by signal N)."""
+    if code is None:
         return "the worker process died"
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+    if code < 0:
+        sig = -code
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         hint = {
             "SIGKILL": " (killed: often the memory limit)",
@@ -250,12 +270,12 @@ def _describe_status(status: int | None) -> str:
             "SIGSYS": " (a forbidden system call)",
         }.get(name, "")
         return f"the worker process was killed by {name}{hint}"
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
+    if code == 71:
         return ("the worker failed while reporting on your code (does it replace Python internals "
                 "such as builtins, traceback or sys?)")
-    if os.WIFEXITED(status):
-        return f"the worker process exited with status {os.WEXITSTATUS(status)} (did your code call exit()?)"
-    return "the worker process died"
+    if code >= WINDOWS_CRASH:
+        return f"the worker process crashed (status {code:#x}: a crash inside native code)"
+    return f"the worker process exited with status {code} (did your code call exit()?)"
 
 
 def raise_for_reply(reply: dict, called: str, where: Where = None) -> None:

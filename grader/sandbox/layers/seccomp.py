@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import sys
 
 from grader.sandbox.layers.mounts import CLONE_NEWNS
 from grader.sandbox.layers.network import CLONE_NEWNET
@@ -89,8 +90,10 @@ def _apply_seccomp(policy: ChildPolicy) -> None:
     * 32-bit and x32 system calls kill the process (ACT_BADARCH).
     libseccomp sets no_new_privs itself when it loads the filter.
     """
+    if not sys.platform.startswith("linux"):
+        raise LayerUnavailable(f"not available on {sys.platform} (a Linux kernel feature)")
     if pyseccomp is None:
-        raise LayerUnavailable("pyseccomp is not installed")
+        raise LayerUnavailable("pyseccomp is not installed (or finds no libseccomp)")
     if os.uname().machine != "x86_64":
         raise LayerUnavailable("syscall numbers in _NR are x86_64's")
     sc = pyseccomp
