@@ -140,6 +140,8 @@ class Grader:
                                           Path(scratch), where=submission.where)
                 worker.ensure_started()
                 env["isolation"] = dict(sorted(worker.layers.items()))
+                if (kind := self.server.worker_kind()) is not None:  # a spawned child: off Linux, says why
+                    env["worker"] = kind
                 _enforce_strict(self.strict, worker.layers)
                 student = StudentProxy(worker)
                 outcomes = self._judge.run(session.Context(student, worker, submission, seed))

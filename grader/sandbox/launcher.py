@@ -147,6 +147,10 @@ class WorkerServer:
             raise WorkerUnavailable(f"the worker server could not start a child: {reply.get('error', 'no descriptors')}")
         return int(reply["pid"]), socket.socket(fileno=fds[0]), fds[1], fds[2]
 
+    def worker_kind(self) -> str | None:
+        """None: the children are forks of this warm server, the usual case (a card says nothing)."""
+        return None
+
     def kill(self, pid: int, pidfd: int) -> None:
         """SIGKILL a child through its pidfd (no race with pid reuse), and its process group."""
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)

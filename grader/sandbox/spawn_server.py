@@ -68,6 +68,10 @@ class SpawnServer:
         self._children: dict[int, subprocess.Popen] = {}
         self._lock = threading.Lock()
 
+    def worker_kind(self) -> str:
+        """What the card records of how the student's code ran: here, not as a fork of the warm server."""
+        return f"spawned: a fresh interpreter per child, over 127.0.0.1 (no fork server: {self.why})"
+
     def wait_ready(self) -> None:
         """Nothing to wait for: each child starts on its own."""
 

@@ -1,0 +1,192 @@
+"""The student kit where students work: macOS, Windows, Colab, simulated here (``tests/platform_sim.py``).
+
+Each simulation takes away, in a fresh interpreter and before the grader is imported, what that system
+lacks (macOS: ``prctl``/``unshare``/``pidfd_open``/libseccomp; Windows: ``os.fork``, ``AF_UNIX``,
+``resource``, ``SIGKILL``, ``ctypes.CDLL(None)``; Colab: unprivileged namespaces). Under each,
+``grader check`` must judge a file exactly as it does on Linux: the reference passes every visible
+check, a mutant fails the very checks it fails on Linux; the card lists which layers were active
+and why the others were not; and a call that hangs still ends at the judge's limit.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
+from tests import platform_sim
+from tests.conftest import ROOT
+from tests.corpus_cases import corpus
+
+PLATFORMS = tuple(platform_sim.MISSING)
+LINUX_LAYERS = ("netns", "mountns_scratch", "no_new_privs", "landlock", "capabilities", "seccomp")
+SPAWNED = ("macos", "windows")  # no pidfd_open / no fork: the spawned worker; colab keeps the fork server
+# Two mutants a platform, from different places in the corpus: a family across platforms, not one case.
+LOSING = [c for c in corpus("mutants") if c.assignment == "attention" and c.header.get("expect") == "lose"]
+CASES = [(platform, LOSING[(7 * i + 3 * k) % len(LOSING)]) for i, platform in enumerate(PLATFORMS) for k in (0, 5)]
+
+
+@pytest.fixture(scope="module")
+def wrappers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("platforms")
+    return {platform: platform_sim.write_wrapper(folder, platform) for platform in PLATFORMS}
+
+
+@pytest.fixture(scope="module")
+def linux_cards() -> dict[str, dict[str, str]]:
+    """The Linux run of each file (no simulation), made once: what every platform must agree with."""
+    return {}
+
+
+def check(python: str | Path, file: Path, out: Path, *extra: str) -> tuple[int, str, dict[str, Any]]:
+    """``grader check FILE --out CARD`` under ``python``: (exit code, output, card)."""
+    run = subprocess.run([str(python), "-m", "grader.cli", "check", str(file), "--out", str(out), *extra],
+                         capture_output=True, text=True, cwd=out.parent, timeout=600)
+    card = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    return run.returncode, run.stdout + run.stderr, card
+
+
+def statuses(card: dict[str, Any]) -> dict[str, str]:
+    return {c["id"]: c["status"] for c in card["checks"]}
+
+
+def linux_statuses(file: Path, linux_cards: dict[str, dict[str, str]], tmp_path: Path) -> dict[str, str]:
+    key = file.read_text(encoding="utf-8")
+    if key not in linux_cards:
+        code, output, card = check(sys.executable, file, tmp_path / "linux.json")
+        assert card, output
+        linux_cards[key] = statuses(card)
+    return linux_cards[key]
+
+
+def assert_layers_listed(platform: str, card: dict[str, Any]) -> None:
+    """Every layer is on the card: the ones this system lacks as unavailable, with the reason."""
+    layers = card["environment"]["isolation"]
+    assert set(layers) == {*LINUX_LAYERS, "rlimits"}
+    if platform in ("macos", "windows"):
+        for name in LINUX_LAYERS:
+            assert layers[name].startswith("unavailable: ") and len(layers[name]) > len("unavailable: ") + 5
+        assert "worker" in card["environment"] and "spawned" in card["environment"]["worker"]
+    if platform == "macos":
+        assert "no prctl()" in layers["no_new_privs"] and "no unshare()" in layers["netns"]
+        assert layers["rlimits"] == "active"
+    if platform == "windows":
+        assert "no C library" in layers["netns"]
+        assert layers["rlimits"].startswith("unavailable: ") and "no resource module" in layers["rlimits"]
+    if platform == "colab":
+        assert "worker" not in card["environment"]  # the warm fork server, as on any Linux
+        for name in ("netns", "mountns_scratch"):
+            assert "Operation not permitted" in layers[name]
+        assert layers["landlock"].startswith("unavailable: ")
+        assert layers["rlimits"] == layers["seccomp"] == "active"
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_reference_passes_every_visible_check(platform: str, wrappers: dict[str, Path], tmp_path: Path,
+                                                  linux_cards: dict[str, dict[str, str]]) -> None:
+    file = tmp_path / "attention.py"
+    file.write_text((ROOT / "solutions/attention.py").read_text(encoding="utf-8"), encoding="utf-8")
+    code, output, card = check(wrappers[platform], file, tmp_path / "card.json")
+    assert code == EXIT_OK, output
+    assert "Traceback" not in output
+    seen = statuses(card)
+    assert seen and set(seen.values()) <= {"passed", "skipped"}
+    assert seen == linux_statuses(file, linux_cards, tmp_path)
+    assert_layers_listed(platform, card)
+
+
+@pytest.mark.parametrize(("platform", "case"), CASES, ids=[f"{p}-{c.path.stem}" for p, c in CASES])
+def test_a_mutant_fails_the_checks_it_fails_on_linux(platform: str, case: Any, wrappers: dict[str, Path],
+                                                     tmp_path: Path, linux_cards: dict[str, dict[str, str]]) -> None:
+    file = case.write_submission(tmp_path)
+    code, output, card = check(wrappers[platform], file, tmp_path / "card.json")
+    assert code == EXIT_FAILED, output
+    assert "Traceback" not in output
+    seen = statuses(card)
+    assert any(s != "passed" and s != "skipped" for s in seen.values()), output
+    assert seen == linux_statuses(file, linux_cards, tmp_path)
+    assert_layers_listed(platform, card)
+
+
+IMPORT_ALL = """
+import importlib, json, pkgutil, sys
+import grader
+skip = ("grader.release", "grader.authoring")  # instructor-only: a kit leaves them out
+names = [m.name for m in pkgutil.walk_packages(grader.__path__, "grader.")
+         if not m.name.startswith(skip) and not m.name.endswith(".__main__")]
+failed = {}
+for name in names:
+    try:
+        importlib.import_module(name)
+    except BaseException as exc:
+        failed[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps({"names": names, "failed": failed}))
+"""
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_every_module_of_the_kit_imports(platform: str, wrappers: dict[str, Path]) -> None:
+    run = subprocess.run([str(wrappers[platform]), "-c", IMPORT_ALL], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT)
+    result = json.loads(run.stdout.splitlines()[-1])
+    assert {"grader.cli", "grader.sandbox.layers.syscalls", "grader.sandbox.spawn_server",
+            "grader.selfcheck"} <= set(result["names"])
+    assert result["failed"] == {}
+
+
+HANG = """
+import json, sys, tempfile
+from pathlib import Path
+from grader.sandbox.client import SubmissionWorker
+from grader.sandbox.errors import StudentTimeout
+from grader.sandbox.launcher import start_server
+from grader.sandbox.limits import Limits
+
+source = "import time\\ndef sleeps():\\n    time.sleep(600)\\ndef spins():\\n    while True:\\n        pass\\n"
+limits = Limits(call_cpu_seconds=1.0, call_wall_seconds=4.0)
+said = {}
+with start_server(fork=False) as server, tempfile.TemporaryDirectory() as scratch:
+    for fn in ("sleeps", "spins"):
+        worker = SubmissionWorker(server, source, "hang.py", limits, Path(scratch))
+        try:
+            worker.request({"op": "call", "fn": fn, "args": []}, fn)
+            said[fn] = "returned"
+        except StudentTimeout as exc:
+            said[fn] = str(exc)
+        finally:
+            worker.close()
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_call_that_hangs_ends_at_the_judges_limit(platform: str, wrappers: dict[str, Path]) -> None:
+    """A sleeping call ends at the wall-clock limit, a spinning one at the CPU limit (read from /proc here),
+    whichever worker the system gets: the judge kills the child."""
+    run = subprocess.run([str(wrappers[platform]), "-c", HANG], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT)
+    said = json.loads(run.stdout.splitlines()[-1])
+    assert "wall time" in said["sleeps"], said
+    assert "CPU time" in said["spins"], said
+
+
+@pytest.mark.parametrize("command", ["grade", "grade-all"])
+@pytest.mark.parametrize("system", ["darwin", "win32", "cygwin"])
+def test_course_grading_refuses_other_systems_in_one_line(command: str, system: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from grader import cli
+
+    file = tmp_path / "attention.py"
+    file.write_text("", encoding="utf-8")
+    argv = [command, str(file), "--assignment", "attention"] + (["--out", str(tmp_path / "out")])
+    monkeypatch.setattr(sys, "platform", system)
+    assert cli.main(argv) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"`grader {command}` runs only on Linux" in err and system in err
+    assert "grader check" in err
