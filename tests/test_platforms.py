@@ -11,6 +11,7 @@ and why the others were not; and a call that hangs still ends at the judge's lim
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,10 +44,12 @@ def linux_cards() -> dict[str, dict[str, str]]:
     return {}
 
 
-def check(python: str | Path, file: Path, out: Path, *extra: str) -> tuple[int, str, dict[str, Any]]:
-    """``grader check FILE --out CARD`` under ``python``: (exit code, output, card)."""
-    run = subprocess.run([str(python), "-m", "grader.cli", "check", str(file), "--out", str(out), *extra],
-                         capture_output=True, text=True, cwd=out.parent, timeout=600)
+def check(python: str | Path, file: Path, out: Path, kit: Path | None = None) -> tuple[int, str, dict[str, Any]]:
+    """``grader check FILE --out CARD`` under ``python``: (exit code, output, card); ``kit``: the grader
+    package of that released kit instead of this repository's."""
+    env = {**os.environ, "PYTHONPATH": str(kit)} if kit is not None else None
+    run = subprocess.run([str(python), "-m", "grader.cli", "check", str(file), "--out", str(out)],
+                         capture_output=True, text=True, cwd=out.parent, timeout=600, env=env)
     card = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
     return run.returncode, run.stdout + run.stderr, card
 
@@ -111,6 +114,21 @@ def test_a_mutant_fails_the_checks_it_fails_on_linux(platform: str, case: Any, w
     assert any(s != "passed" and s != "skipped" for s in seen.values()), output
     assert seen == linux_statuses(file, linux_cards, tmp_path)
     assert_layers_listed(platform, card)
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_released_kit_checks_under_each_platform(platform: str, wrappers: dict[str, Path], release: Path,
+                                                     tmp_path: Path) -> None:
+    """The kit as students install it (``grader release``: visible checks, recorded expected values): the
+    reference passes, the unfilled exercise file fails as not attempted."""
+    reference = tmp_path / "attention.py"
+    reference.write_text((ROOT / "solutions/attention.py").read_text(encoding="utf-8"), encoding="utf-8")
+    code, output, card = check(wrappers[platform], reference, tmp_path / "card.json", kit=release)
+    assert code == EXIT_OK and "Traceback" not in output, output
+    assert_layers_listed(platform, card)
+    code, output, card = check(wrappers[platform], release / "attention.py", tmp_path / "stub.json", kit=release)
+    assert code == EXIT_FAILED and "Traceback" not in output, output
+    assert "not attempted" in output and all(s != "passed" for s in statuses(card).values())
 
 
 IMPORT_ALL = """
