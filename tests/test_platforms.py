@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from grader.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 from tests import platform_sim
 from tests.conftest import ROOT
 from tests.corpus_cases import corpus
+from tests.test_selfcheck import _read_until
 
 PLATFORMS = tuple(platform_sim.MISSING)
 LINUX_LAYERS = ("netns", "mountns_scratch", "no_new_privs", "landlock", "capabilities", "seccomp")
@@ -129,6 +131,30 @@ def test_the_released_kit_checks_under_each_platform(platform: str, wrappers: di
     code, output, card = check(wrappers[platform], release / "attention.py", tmp_path / "stub.json", kit=release)
     assert code == EXIT_FAILED and "Traceback" not in output, output
     assert "not attempted" in output and all(s != "passed" for s in statuses(card).values())
+
+
+@pytest.mark.parametrize("platform", SPAWNED)
+def test_watch_checks_again_with_a_spawned_worker(platform: str, wrappers: dict[str, Path], tmp_path: Path) -> None:
+    """``grader check --watch`` where each run gets a fresh spawned child: a save is checked again, and
+    Ctrl-C ends it with a run's verdict. Both versions fail (two mutants), so the exit code is 1 whether
+    Ctrl-C comes after the second run returned or while it returns (then the first run's verdict)."""
+    first_bug, second_bug = LOSING[0], LOSING[len(LOSING) // 2]
+    path = first_bug.write_submission(tmp_path)
+    proc = subprocess.Popen([str(wrappers[platform]), "-m", "grader.cli", "check", "--watch", path.name],
+                            cwd=path.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = _read_until(proc, "Visible checks:")
+        assert "failed" in first.split("Visible checks:")[1]
+        path.write_text(second_bug.source(), encoding="utf-8")
+        second = _read_until(proc, "Visible checks:")
+        assert "changed: checking again" in second and "failed" in second.split("Visible checks:")[1]
+        assert first.split("changed")[0] != second.split("checking again")[1]  # the new file's own table
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == EXIT_FAILED, proc.stderr.read()[-2000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 IMPORT_ALL = """
