@@ -8,7 +8,8 @@ it becomes ``sys.executable``, so every interpreter the grader starts (its worke
 The platforms (one dict entry each, so a test can name what it takes away):
 
 * ``macos``: libc without ``prctl``, ``unshare``, ``mount`` or ``clearenv`` (macOS's libc has none of them),
-  no ``pidfd_open``/``pidfd_send_signal``, no ``pyseccomp`` (no libseccomp): so no namespaces, landlock,
+  no ``pidfd_open``/``pidfd_send_signal``, no libseccomp (``find_library`` finds none, so importing
+  pyseccomp raises RuntimeError as it does on a Mac): so no namespaces, landlock,
   seccomp or capabilities.
 * ``windows``: everything ``macos`` lacks, and no ``os.fork`` (nor setsid, killpg, setpgid, sysconf, the
   wait-status macros; ``register_at_fork`` stays: the Linux build of torch calls it where the Windows
@@ -18,13 +19,17 @@ The platforms (one dict entry each, so a test can name what it takes away):
 * ``colab``: Linux whose kernel refuses unprivileged namespaces (``unshare`` fails with EPERM) and has no
   landlock: the fork server stays, the namespace layers do not.
 
-``/proc`` and ``sys.platform`` stay as they are (Linux's): the grader must not need to be told the system's
+``macos`` and ``windows`` have no ``/proc`` either, for the grader's own code: ``open``, ``os.listdir``,
+``os.stat`` and ``os.path.isdir``/``exists`` of a path under it, called from a ``grader`` module, fail as
+for a missing file. Libraries keep it: psutil, say, reads /proc on Linux where on a Mac it asks the kernel
+another way, and that other way is what the grader gets there. ``sys.platform`` stays Linux's: the grader must not need to be told the system's
 name to cope, only find out what is missing.
 """
 
 from __future__ import annotations
 
 import ctypes
+import ctypes.util
 import errno
 import os
 import runpy
@@ -34,6 +39,7 @@ import socket
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 MACOS_LIBC_MISSING = ("prctl", "unshare", "mount", "clearenv")
 MISSING: dict[str, dict[str, tuple[str, ...]]] = {
@@ -41,7 +47,7 @@ MISSING: dict[str, dict[str, tuple[str, ...]]] = {
         "libc": MACOS_LIBC_MISSING,
         "os": ("pidfd_open",),
         "signal": ("pidfd_send_signal",),
-        "modules": ("pyseccomp",),
+        "libraries": ("seccomp",),
         "no_landlock": ("yes",),  # macOS's syscall() exists, but its numbers are not Linux's
     },
     "windows": {
@@ -51,10 +57,45 @@ MISSING: dict[str, dict[str, tuple[str, ...]]] = {
         "signal": ("SIGKILL", "SIGXCPU", "SIGXFSZ", "SIGSYS", "SIGALRM", "pidfd_send_signal", "pthread_sigmask"),
         "socket": ("AF_UNIX", "SOCK_SEQPACKET", "send_fds", "recv_fds"),
         "select": ("poll", "epoll"),
-        "modules": ("resource", "fcntl", "termios", "pyseccomp"),
+        "modules": ("resource", "fcntl", "termios"),
+        "libraries": ("c", "m", "seccomp"),  # find_library("c") is None with the UCRT: pyseccomp fails too
     },
     "colab": {"libc": (), "refused": ("unshare",), "no_landlock": ("yes",)},
 }
+NO_PROC = {"macos", "windows"}
+
+
+def _under_proc(path: object) -> bool:
+    try:
+        text = os.fsdecode(path) if not isinstance(path, int) else ""
+    except TypeError:
+        return False
+    return text == "/proc" or text.startswith("/proc/")
+
+
+def _hide_proc() -> None:
+    """Paths under /proc fail as missing ones do, for the Python-level calls that read them."""
+    import builtins
+    import io
+
+    def guarded(real: Any, missing: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            caller = sys._getframe(1).f_globals.get("__name__", "")
+            if args and _under_proc(args[0]) and caller.startswith("grader"):
+                return missing(args[0])
+            return real(*args, **kwargs)
+        return call
+
+    def not_found(path: object) -> Any:
+        raise FileNotFoundError(2, "No such file or directory (no /proc here)", os.fsdecode(path))
+
+    builtins.open = io.open = guarded(builtins.open, not_found)  # type: ignore[assignment]
+    for name in ("listdir", "stat", "open", "scandir"):
+        setattr(os, name, guarded(getattr(os, name), not_found))
+    for name in ("isdir", "exists", "isfile"):
+        setattr(os.path, name, guarded(getattr(os.path, name), lambda path: False))
+
+
 LANDLOCK_CREATE_RULESET = 444
 
 
@@ -87,13 +128,20 @@ class _Libc:
 
 def hide(platform: str) -> None:
     """Take away what ``platform`` lacks, in this process, before the grader is imported."""
+    import psutil  # noqa: F401 - loaded first: its Linux part needs what Windows lacks, its Windows part does not
+
     missing = MISSING[platform]
+    if platform in NO_PROC:
+        _hide_proc()
     for module, names in (("os", os), ("signal", signal), ("socket", socket), ("select", select)):
         for name in missing.get(module, ()):
             if hasattr(names, name):
                 delattr(names, name)
     for name in missing.get("modules", ()):
         sys.modules[name] = None  # type: ignore[assignment]  # `import name` now raises ImportError
+    real_find = ctypes.util.find_library
+    not_found = missing.get("libraries", ())
+    ctypes.util.find_library = lambda name: None if name in not_found else real_find(name)
     real_cdll = ctypes.CDLL
     libc_missing = missing.get("libc", ())
     refused = missing.get("refused", ())

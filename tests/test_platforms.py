@@ -77,6 +77,7 @@ def assert_layers_listed(platform: str, card: dict[str, Any]) -> None:
         for name in LINUX_LAYERS:
             assert layers[name].startswith("unavailable: ") and len(layers[name]) > len("unavailable: ") + 5
         assert "worker" in card["environment"] and "spawned" in card["environment"]["worker"]
+        assert "pyseccomp cannot be loaded" in layers["seccomp"]  # it raised at import, as it does there
     if platform == "macos":
         assert "no prctl()" in layers["no_new_privs"] and "no unshare()" in layers["netns"]
         assert layers["rlimits"] == "active"
@@ -234,3 +235,53 @@ def test_course_grading_refuses_other_systems_in_one_line(command: str, system: 
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"`grader {command}` runs only on Linux" in err and system in err
     assert "grader check" in err
+
+
+RLIMITS_AS_DARWIN = """
+import json, resource, sys
+from grader.sandbox.layers.policy import ChildPolicy, LayerUnavailable
+from grader.sandbox.layers.rlimits import _apply_rlimits
+sys.platform = sys.argv[1]
+try:
+    _apply_rlimits(ChildPolicy(memory_mib=int(sys.argv[2]), cpu_seconds=int(sys.argv[3])))
+    said = "active"
+except LayerUnavailable as exc:
+    said = str(exc)
+print(json.dumps({"said": said, "cpu": resource.getrlimit(resource.RLIMIT_CPU)[0]}))
+"""
+
+
+@pytest.mark.parametrize(("system", "memory_mib", "cpu_seconds"), [("darwin", 2048, 50), ("darwin", 3072, 120),
+                                                                   ("linux", 2048, 50), ("linux", 4096, 77)])
+def test_rlimits_say_what_the_system_does_not_enforce(system: str, memory_mib: int, cpu_seconds: int) -> None:
+    """macOS accepts RLIMIT_AS and never enforces it: there the layer sets the other limits and says it is
+    not active, naming the memory limit; on Linux it is active. (A fresh process: it lowers its own limits.)"""
+    run = subprocess.run([sys.executable, "-c", RLIMITS_AS_DARWIN, system, str(memory_mib), str(cpu_seconds)],
+                         capture_output=True, text=True, timeout=120, check=True)
+    result = json.loads(run.stdout)
+    assert result["cpu"] == cpu_seconds  # set either way
+    if system == "darwin":
+        assert result["said"].startswith("not set on darwin: RLIMIT_AS") and "no memory limit" in result["said"]
+    else:
+        assert result["said"] == "active"
+
+
+@pytest.mark.parametrize("name", ["prctl_", "unshare2", "landlock_create_ruleset", "no_such_function"])
+def test_a_function_libc_lacks_makes_its_layer_unavailable(name: str) -> None:
+    from grader.sandbox.layers.policy import LayerUnavailable
+    from grader.sandbox.layers.syscalls import libc_function
+
+    with pytest.raises(LayerUnavailable, match=f"the C library has no {name}"):
+        libc_function(name)
+
+
+@pytest.mark.parametrize("system", ["darwin", "win32", "freebsd14"])
+@pytest.mark.parametrize("call", ["landlock_create_ruleset", "mount_setattr", "setxattrat"])
+def test_linux_syscall_numbers_are_never_used_elsewhere(system: str, call: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS has a syscall() too, with other numbers: a Linux number there would run another call."""
+    from grader.sandbox.layers.policy import LayerUnavailable
+    from grader.sandbox.layers.syscalls import _syscall
+
+    monkeypatch.setattr(sys, "platform", system)
+    with pytest.raises(LayerUnavailable, match=f"not available on {system}"):
+        _syscall(call, 0, 0, 0)

@@ -52,5 +52,7 @@ def _apply_rlimits(policy: ChildPolicy) -> None:
             _lower_rlimit(getattr(resource, f"RLIMIT_{name}"), soft, hard)
         except (AttributeError, ValueError, OSError) as exc:
             refused.append(f"RLIMIT_{name} ({exc or type(exc).__name__})")
+    if sys.platform == "darwin":  # XNU's RLIMIT_AS is RLIMIT_RSS, which it accepts and never enforces
+        refused.append("RLIMIT_AS (macOS accepts it but does not enforce it: no memory limit)")
     if refused:
         raise LayerUnavailable(f"not set on {sys.platform}: {', '.join(refused)}; the other limits are set")

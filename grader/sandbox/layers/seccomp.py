@@ -24,10 +24,14 @@ from grader.sandbox.layers.network import CLONE_NEWNET
 from grader.sandbox.layers.policy import ChildPolicy, LayerUnavailable
 from grader.sandbox.layers.syscalls import _NR
 
+# pyseccomp loads libseccomp when imported: on macOS it raises RuntimeError (no libseccomp), on Windows
+# TypeError (ctypes.CDLL(None)); either way, as when it is not installed, the layer says why it is off.
+PYSECCOMP_MISSING = ""
 try:
     import pyseccomp
-except ImportError:  # the seccomp layer then reports itself unavailable
+except (ImportError, OSError, RuntimeError, TypeError) as exc:
     pyseccomp = None  # type: ignore[assignment]
+    PYSECCOMP_MISSING = f"{type(exc).__name__}: {exc}"
 
 CLONE_THREAD = 0x00010000
 CLONE_NAMESPACE_FLAGS = (0x80, CLONE_NEWNS, 0x02000000, 0x04000000, 0x08000000,
@@ -93,7 +97,7 @@ def _apply_seccomp(policy: ChildPolicy) -> None:
     if not sys.platform.startswith("linux"):
         raise LayerUnavailable(f"not available on {sys.platform} (a Linux kernel feature)")
     if pyseccomp is None:
-        raise LayerUnavailable("pyseccomp is not installed (or finds no libseccomp)")
+        raise LayerUnavailable(f"pyseccomp cannot be loaded ({PYSECCOMP_MISSING})")
     if os.uname().machine != "x86_64":
         raise LayerUnavailable("syscall numbers in _NR are x86_64's")
     sc = pyseccomp
