@@ -220,6 +220,44 @@ def test_a_call_that_hangs_ends_at_the_judges_limit(platform: str, wrappers: dic
     assert "CPU time" in said["spins"], said
 
 
+MEMORY_HOG = """
+import json, sys, tempfile
+from pathlib import Path
+from grader.sandbox.client import SubmissionWorker
+from grader.sandbox.errors import StudentCrash, StudentError, StudentTimeout
+from grader.sandbox.launcher import start_server
+from grader.sandbox.limits import Limits
+
+source = "import time\\ndef hog(mib):\\n    kept = b'x' * (mib << 20)\\n    time.sleep(600)\\n    return len(kept)\\n"
+limits = Limits(call_wall_seconds=20.0, memory_mib=int(sys.argv[1]))
+with start_server(fork=False) as server, tempfile.TemporaryDirectory() as scratch:
+    worker = SubmissionWorker(server, source, "hog.py", limits, Path(scratch))
+    try:
+        worker.request({"op": "call", "fn": "hog", "args": [int(sys.argv[2])]}, "hog")
+        said = "returned"
+    except (StudentCrash, StudentError, StudentTimeout) as exc:
+        said = f"{type(exc).__name__}: {exc}"
+    finally:
+        worker.close()
+print(json.dumps({"said": said, "rlimits": worker.layers.get("rlimits")}))
+"""
+
+
+@pytest.mark.parametrize(("platform", "limit_mib", "hog_mib"), [("windows", 1200, 2000),
+                                                                 ("windows", 1500, 2600)])
+def test_where_the_child_has_no_memory_limit_the_judge_stops_it(platform: str, limit_mib: int, hog_mib: int,
+                                                                wrappers: dict[str, Path]) -> None:
+    """No rlimits in the child (Windows; on macOS, which does not enforce RLIMIT_AS, the same rule: see the
+    darwin case of test_rlimits_say_what_the_system_does_not_enforce): the judge reads the child's
+    memory while a call runs and kills it past ``memory_mib``, long before the call's wall-clock limit."""
+    run = subprocess.run([str(wrappers[platform]), "-c", MEMORY_HOG, str(limit_mib), str(hog_mib)],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    result = json.loads(run.stdout.splitlines()[-1])
+    if platform == "windows":
+        assert result["rlimits"].startswith("unavailable: ")
+    assert result["said"] == f"StudentCrash: hog: your code used more than {limit_mib} MiB of memory, so the judge stopped it"
+
+
 @pytest.mark.parametrize("command", ["grade", "grade-all"])
 @pytest.mark.parametrize("system", ["darwin", "win32", "cygwin"])
 def test_course_grading_refuses_other_systems_in_one_line(command: str, system: str, tmp_path: Path,
@@ -285,3 +323,42 @@ def test_linux_syscall_numbers_are_never_used_elsewhere(system: str, call: str, 
     monkeypatch.setattr(sys, "platform", system)
     with pytest.raises(LayerUnavailable, match=f"not available on {system}"):
         _syscall(call, 0, 0, 0)
+
+
+class _Running:
+    """A child that is still starting (``Popen.poll`` says nothing yet)."""
+
+    stdout = None
+
+    def poll(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("wrong", [b"", b"short", b"\0" * 32, b"x" * 31, None])
+def test_only_the_child_with_the_token_is_taken_for_the_worker(wrong: bytes | None) -> None:
+    """Another local process that finds the port first (wrong token, a prefix of it, or one that says
+    nothing and hangs up) is dropped; the connection that sends the token is the one returned."""
+    import secrets
+    import socket
+
+    from grader.sandbox import spawn_server
+
+    token = secrets.token_bytes(spawn_server.TOKEN_BYTES)
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        intruder = socket.create_connection(("127.0.0.1", port))
+        if wrong is None:
+            intruder.close()
+        else:
+            intruder.sendall(wrong if wrong != b"short" else token[:5])
+            intruder.shutdown(socket.SHUT_WR)
+        child = socket.create_connection(("127.0.0.1", port))
+        child.sendall(token + b"hello")
+        conn = spawn_server._accept(listener, _Running(), token)  # type: ignore[arg-type]
+        try:
+            assert conn.recv(5) == b"hello"  # the child's connection, right after its token
+        finally:
+            conn.close()
+            child.close()
+            if wrong is not None:
+                intruder.close()

@@ -23,6 +23,7 @@ from typing import Any
 from grader.sandbox import protocol
 from grader.sandbox.launcher import WorkerServer
 from grader.sandbox.limits import Limits
+from grader.sandbox.usage import cpu_seconds, resident_bytes
 from grader.sandbox.errors import (
     LoadFailed,
     NotAttempted,
@@ -34,7 +35,6 @@ from grader.sandbox.errors import (
     WorkerUnavailable,
 )
 
-CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # Windows: no /proc to read anyway
 
 
 class OutputDrain(threading.Thread):
@@ -85,6 +85,7 @@ class SubmissionWorker:
         self._child: Child | None = None
         self._timed_out: dict[str, StudentTimeout] = {}  # a function that hung once is not waited on again
         self._spent = 0.0  # wall seconds this submission's requests have used
+        self._watch_memory = False
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -113,6 +114,8 @@ class SubmissionWorker:
         except (StudentTimeout, StudentCrash) as exc:
             raise WorkerUnavailable(f"the sandboxed worker did not start: {exc}") from None
         self.layers = dict(hello.get("layers") or {})
+        # No memory limit inside the child (Windows, macOS): the judge watches its memory while a call runs.
+        self._watch_memory = self.layers.get("rlimits") != "active"
         try:
             reply = self._exchange(
                 {"op": "load", "source": self.source, "filename": self.filename},
@@ -201,6 +204,9 @@ class SubmissionWorker:
                     self._fail(child, StudentTimeout(what, f"{cpu_limit:g} s of CPU time"))
                 if time.monotonic() > deadline:
                     self._fail(child, StudentTimeout(what, f"{self.limits.call_wall_seconds:g} s of wall time"))
+                if self._watch_memory and (resident_bytes(child.pid) or 0) > self.limits.memory_mib << 20:
+                    self._fail(child, StudentCrash(what, f"your code used more than {self.limits.memory_mib} MiB "
+                                                         "of memory, so the judge stopped it"))
             reply = protocol.recv(child.sock, deadline=max(deadline, time.monotonic() + 0.5))
         except (protocol.PeerClosed, ConnectionError, BrokenPipeError):
             status = self._kill(child)
@@ -225,30 +231,6 @@ class SubmissionWorker:
         dropped = self.output_dropped + (child.drain.dropped if child else 0)
         note = f"\n[... {dropped} more bytes of output not shown]" if dropped else ""
         return kept.decode("utf-8", "replace") + note
-
-
-def cpu_seconds(pid: int) -> float | None:
-    """utime + stime of the whole process, from the kernel (the child cannot fake it): Linux's /proc, else
-    psutil where it is installed (macOS, Windows); None where neither can tell, and then only the
-    wall-clock limit ends a call. 0.0 for a process that is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-    except FileNotFoundError:
-        if os.path.isdir("/proc/self"):
-            return 0.0  # Linux, and the child is gone
-    except (OSError, IndexError, ValueError):
-        return 0.0
-    try:
-        import psutil
-    except ImportError:
-        return None
-    try:
-        times = psutil.Process(pid).cpu_times()
-    except psutil.Error:
-        return 0.0
-    return float(times.user + times.system)
 
 
 WINDOWS_CRASH = 0xC0000000  # NTSTATUS error codes (0xC0000005: access violation) as an exit code

@@ -12,7 +12,7 @@ server (``launcher.WorkerServer``) is replaced by this one, which keeps what mat
   in for it);
 * each call keeps the judge's wall-clock limit (the judge kills the child: ``Popen.kill``, which is
   TerminateProcess on Windows), its CPU-time limit where the child's CPU time can be read
-  (``/proc``, or psutil where it is installed: ``client.cpu_seconds``), and inside the child every
+  (``/proc``, or psutil: ``usage.cpu_seconds``), and inside the child every
   layer the system has (``rlimits`` where there is a ``resource`` module: macOS, Linux).
 
 Each child imports torch itself (a few seconds per submission, not per call); the card lists which
@@ -130,10 +130,6 @@ class SpawnServer:
 
     def release(self, handle: int) -> None:
         """Nothing held per child here (the fork server closes a pidfd)."""
-
-    @property
-    def pid(self) -> int:
-        return os.getpid()
 
     def close(self) -> None:
         with self._lock:
