@@ -362,3 +362,31 @@ def test_only_the_child_with_the_token_is_taken_for_the_worker(wrong: bytes | No
             child.close()
             if wrong is not None:
                 intruder.close()
+
+
+PRINTS = """
+import json, tempfile
+from pathlib import Path
+from grader.sandbox.client import SubmissionWorker
+from grader.sandbox.launcher import start_server
+from grader.sandbox.limits import Limits
+
+source = "import sys\\nprint('said at import')\\ndef f():\\n    print('said in f', file=sys.stderr)\\n    return 3\\n"
+with start_server(fork=False) as server, tempfile.TemporaryDirectory() as scratch:
+    worker = SubmissionWorker(server, source, "prints.py", Limits(), Path(scratch))
+    reply = worker.request({"op": "call", "fn": "f", "args": []}, "f")
+    worker.close()
+print(json.dumps({"value": reply.get("value"), "output": worker.output_text()}))
+"""
+
+
+@pytest.mark.parametrize("platform", SPAWNED)
+def test_what_the_students_code_prints_is_kept_with_a_spawned_worker(platform: str,
+                                                                     wrappers: dict[str, Path]) -> None:
+    """The child's own start-up is silent (its imports print nowhere); the student's prints, at import
+    and in a call, on stdout and stderr, reach the judge's capped output as with a forked child."""
+    run = subprocess.run([str(wrappers[platform]), "-c", PRINTS], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT)
+    result = json.loads(run.stdout.splitlines()[-1])
+    assert result["value"] == 3
+    assert sorted(result["output"].splitlines()) == ["said at import", "said in f"]
