@@ -11,8 +11,9 @@ The platforms (one dict entry each, so a test can name what it takes away):
   no ``pidfd_open``/``pidfd_send_signal``, no libseccomp (``find_library`` finds none, so importing
   pyseccomp raises RuntimeError as it does on a Mac): so no namespaces, landlock,
   seccomp or capabilities.
-* ``windows``: everything ``macos`` lacks, and no ``os.fork`` (nor setsid, killpg, setpgid, sysconf, the
-  wait-status macros; ``register_at_fork`` stays: the Linux build of torch calls it where the Windows
+* ``windows``: everything ``macos`` lacks, and no ``os.fork`` (nor setsid, killpg, setpgid, sysconf,
+  set_blocking, the wait-status macros, ``O_NOFOLLOW``/``O_NONBLOCK``/``O_CLOEXEC``/``O_DIRECTORY``, the
+  signals Windows has not: SIGHUP, SIGUSR1, SIGCHLD, SIGPIPE...; ``register_at_fork`` stays: the Linux build of torch calls it where the Windows
   build takes another branch), no ``socket.AF_UNIX`` (nor send_fds), no ``select.poll``, no ``SIGKILL``, no
   ``resource``, ``fcntl`` or ``termios`` modules, and ``ctypes.CDLL(None)`` fails. (``pwd`` and ``os.getuid`` stay: libraries
   such as platformdirs pick their Unix code by ``sys.platform``, which stays Linux's here.)
@@ -53,8 +54,10 @@ MISSING: dict[str, dict[str, tuple[str, ...]]] = {
     "windows": {
         "libc": ("*",),
         "os": ("fork", "forkpty", "setsid", "setpgid", "getpgid", "killpg", "pidfd_open",
-               "sysconf", "WIFSIGNALED", "WIFEXITED", "WEXITSTATUS", "WTERMSIG"),
-        "signal": ("SIGKILL", "SIGXCPU", "SIGXFSZ", "SIGSYS", "SIGALRM", "pidfd_send_signal", "pthread_sigmask"),
+               "sysconf", "WIFSIGNALED", "WIFEXITED", "WEXITSTATUS", "WTERMSIG", "set_blocking", "get_blocking",
+               "O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_DIRECTORY", "O_PATH", "O_NOCTTY"),
+        "signal": ("SIGKILL", "SIGXCPU", "SIGXFSZ", "SIGSYS", "SIGALRM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2",
+                   "SIGCHLD", "SIGPIPE", "SIGCONT", "SIGSTOP", "SIGTSTP", "pidfd_send_signal", "pthread_sigmask"),
         "socket": ("AF_UNIX", "SOCK_SEQPACKET", "send_fds", "recv_fds"),
         "select": ("poll", "epoll"),
         "modules": ("resource", "fcntl", "termios"),

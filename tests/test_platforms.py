@@ -390,3 +390,19 @@ def test_what_the_students_code_prints_is_kept_with_a_spawned_worker(platform: s
     result = json.loads(run.stdout.splitlines()[-1])
     assert result["value"] == 3
     assert sorted(result["output"].splitlines()) == ["said at import", "said in f"]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@pytest.mark.parametrize(("target", "said"), [("solutions/attention.py", "is a symbolic link (to "),
+                                              ("exercises/attention.py", "is a symbolic link (to "),
+                                              ("no/such/file.py", "no such file")])
+def test_a_linked_file_is_refused_without_o_nofollow_too(platform: str, target: str, said: str,
+                                                         wrappers: dict[str, Path], tmp_path: Path) -> None:
+    """Windows has no O_NOFOLLOW: there the link is looked for before the open. Either way one line and
+    exit 2, as on Linux (a dangling link is a file that is not there)."""
+    link = tmp_path / "attention.py"
+    link.symlink_to(ROOT / target)
+    run = subprocess.run([str(wrappers[platform]), "-m", "grader.cli", "check", str(link)], capture_output=True,
+                         text=True, timeout=600, cwd=tmp_path)
+    assert run.returncode == EXIT_BAD_INPUT and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and said in run.stderr, run.stderr
