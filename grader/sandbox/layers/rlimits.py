@@ -15,7 +15,7 @@ from grader.sandbox.layers.policy import ChildPolicy, LayerUnavailable
 
 try:
     import resource
-except ImportError:  # Windows: the layer reports itself unavailable; the judge's wall clock still kills
+except ImportError:  # Windows: the layer reports itself unavailable; the judge watches from outside (usage.py)
     resource = None  # type: ignore[assignment]
 
 # RLIMIT_NPROC counts every task (threads included) of the real uid and is
@@ -40,8 +40,8 @@ def _apply_rlimits(policy: ChildPolicy) -> None:
     RLIMIT_AS); then the layer reports itself unavailable, naming what is not limited, because a
     card that said ``active`` would promise a memory limit that is not there."""
     if resource is None:
-        raise LayerUnavailable(f"not available on {sys.platform} (no resource module): no memory or CPU "
-                               "limit inside the worker; the wall-clock limit of each call still applies")
+        raise LayerUnavailable(f"not available on {sys.platform} (no resource module): no limit inside the "
+                               "worker; the judge enforces each call's wall-clock, CPU and memory limits from outside")
     mib = 1 << 20
     wanted = {"AS": (policy.memory_mib * mib,) * 2, "CPU": (policy.cpu_seconds, policy.cpu_seconds + 1),
               "FSIZE": (policy.file_size_mib * mib,) * 2, "NOFILE": (policy.open_files,) * 2,
