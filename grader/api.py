@@ -27,6 +27,7 @@ from grader import session
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
 from grader.sandbox import layers
 from grader.sandbox.client import SubmissionWorker, WorkerServer
+from grader.sandbox.launcher import start_server
 from grader.sandbox.errors import LoadFailed
 from grader.sandbox.proxy import StudentProxy
 from grader.scorecard import Scorecard
@@ -95,7 +96,7 @@ class Grader:
         self.assignment = assignment.visible_part() if visible_only else assignment
         assert_secrets_unreadable(self.assignment, config_path)
         self._own_server = server is None
-        self.server = server if server is not None else WorkerServer()  # started before any secret is loaded
+        self.server = server if server is not None else start_server(fork=False)  # before any secret is loaded
         self.strict = strict
         self.cuda = session.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
@@ -139,6 +140,8 @@ class Grader:
                                           Path(scratch), where=submission.where, units=submission.units)
                 worker.ensure_started()
                 env["isolation"] = dict(sorted(worker.layers.items()))
+                if (kind := self.server.worker_kind()) is not None:  # a spawned child: off Linux, says why
+                    env["worker"] = kind
                 _enforce_strict(self.strict, worker.layers)
                 student = StudentProxy(worker)
                 outcomes = self._judge.run(session.Context(student, worker, submission, seed))

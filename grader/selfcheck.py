@@ -158,9 +158,12 @@ def friendly_name(check: CheckResult) -> str:
 
 def watch(path: Path, run_once: Callable[[], int], interval: float = 0.3,
           sleep: Callable[[float], None] = time.sleep) -> int:
-    """Run, then run again each time ``path`` is saved, until Ctrl-C; the last run's exit code."""
-    code = run_once()
+    """Run, then run again each time ``path`` is saved, until Ctrl-C; the last run's exit code.
+
+    The file's stamp is taken before each run, so a save made while a run is going (a spawned worker
+    on macOS or Windows takes seconds to start) is checked again, never taken for the checked version."""
     seen = _stamp(path)
+    code = run_once()
     try:
         while True:
             sleep(interval)

@@ -80,6 +80,32 @@ def test_the_table_names_checks_plainly_and_never_says_all_passed_while_checks_a
     assert "does not guarantee full marks" in selfcheck.render(passing, hidden=25)
 
 
+@pytest.mark.parametrize("saves_during_first_run", [1, 2, 3])
+def test_watch_checks_a_save_made_while_the_first_run_was_going(tmp_path, saves_during_first_run):
+    """The stamp is taken before a run: a save while it runs (a spawned worker takes seconds to start)
+    is checked again, however many saves came, and the last verdict is returned at Ctrl-C."""
+    path = tmp_path / "attention.py"
+    path.write_text("v0")
+    verdicts = iter([1, 0, 0])
+    runs: list[str] = []
+
+    def run_once() -> int:
+        runs.append(path.read_text())
+        if len(runs) == 1:
+            for i in range(saves_during_first_run):
+                path.write_text(f"v{i + 1}" + "!" * (i + 1))
+        return next(verdicts)
+
+    ticks = iter(range(10))
+
+    def sleep(_: float) -> None:
+        if next(ticks) >= 5:
+            raise KeyboardInterrupt
+
+    assert selfcheck.watch(path, run_once, sleep=sleep) == 0
+    assert runs == ["v0", path.read_text()]
+
+
 @pytest.mark.slow
 def test_watch_checks_again_when_the_file_is_saved(tmp_path):
     path = tmp_path / "attention.py"

@@ -30,6 +30,7 @@ from tests.actionlint import actionlint
 from tests.conftest import ROOT
 
 OWN = ROOT / ".github/workflows/tests.yml"
+KIT = ROOT / ".github/workflows/kit.yml"  # the student kit's self-test on macOS, Windows and Linux
 RECIPES = ROOT / "recipes/github-actions"
 CENTRAL = RECIPES / "central-grading.yml"
 CONFIG = load_config(ROOT / "assignments.yaml")
@@ -80,8 +81,8 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[bool, bool]
 
 
 def shipped(rendered: dict[tuple[bool, bool], Path]) -> list[Path]:
-    """Every workflow we ship: the release's four renderings, the recipes and this repository's own."""
-    return [*rendered.values(), *sorted(RECIPES.glob("*.yml")), OWN]
+    """Every workflow we ship: the release's four renderings, the recipes and this repository's own two."""
+    return [*rendered.values(), *sorted(RECIPES.glob("*.yml")), OWN, KIT]
 
 
 # ------------------------------------------------------------------ zizmor
@@ -195,7 +196,7 @@ def test_every_third_party_action_we_ship_runs_a_commit(rendered):
             assert ok, f"{path}: {uses} is not pinned by a commit"
             seen.append(uses)
     assert f"{REPORTER}@{REPORTER_V1}" in seen and len(seen) >= 10
-    sources = [*(ROOT / "grader/release/templates").glob("*.j2"), *RECIPES.glob("*.yml"), OWN]
+    sources = [*(ROOT / "grader/release/templates").glob("*.j2"), *RECIPES.glob("*.yml"), OWN, KIT]
     for path in sources:
         assert "zizmor: ignore" not in path.read_text(), path
     # and the check itself refuses a tag, a branch and a short commit
@@ -278,9 +279,29 @@ def test_every_workflow_we_ship_passes_actionlint(rendered):
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
-def test_this_repositorys_workflow_passes_actionlint():
-    proc = actionlint(OWN.relative_to(ROOT))
+@pytest.mark.parametrize("workflow", [OWN, KIT], ids=lambda p: p.name)
+def test_this_repositorys_workflows_pass_actionlint(workflow):
+    proc = actionlint(workflow.relative_to(ROOT))
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+
+
+def test_the_kit_workflow_self_tests_a_release_on_macos_windows_and_linux():
+    """README "Which commands run where": the kit built once on Linux, then installed and checked on each
+    system, the reference passing (exit 0) and the unfilled exercise failing (exit 1), with the torch
+    of requirements.txt."""
+    wf = load(KIT.read_text())
+    assert wf["permissions"] == {} and set(wf["on"]) == {"push", "pull_request"}
+    release, test = wf["jobs"]["release"], wf["jobs"]["self-test"]
+    assert release["runs-on"] == "ubuntu-latest" and "grader release --out release" in step(release, "Build the release")["run"]
+    assert test["needs"] == "release" and test["permissions"] == {}
+    assert set(test["strategy"]["matrix"]["os"]) == {"ubuntu-latest", "macos-latest", "windows-latest"}
+    assert test["strategy"]["fail-fast"] is False  # one system failing must not hide the others
+    install = step(test, "Install the kit (its README's steps)")["run"]
+    pin = next(line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+               if line.startswith("torch=="))
+    assert install.count(pin) == 2 and "pip install ." in install
+    assert step(test, "The reference passes every visible check")["run"].startswith("grader check attention.py")
+    assert 'test "$status" -eq 1' in step(test, "The unfilled exercise file fails (exit 1)")["run"]
 
 
 def test_only_the_vars_context_is_let_through(tmp_path):

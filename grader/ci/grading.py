@@ -122,11 +122,11 @@ def grade_visible(targets: Sequence[Target], config_path: Path,
                   server: WorkerServer | None = None) -> tuple[list[Scorecard], dict[str, int]]:
     """The visible checks only, as ``grader check`` runs them: (cards, hidden checks left out per assignment)."""
     from grader import api
-    from grader.sandbox.client import WorkerServer
+    from grader.sandbox.launcher import start_server
     from grader.submission import UnreadableSubmission
 
     own = server is None
-    active = server if server is not None else WorkerServer()
+    active = server if server is not None else start_server(fork=False)
     graders: dict[str, api.Grader] = {}
     try:
         cards = []

@@ -13,7 +13,20 @@ from grader.cli.shared import fail, guarded, say, similarity_threshold, chosen_v
 from grader.words import count
 
 
+def linux_only(command: str) -> str | None:
+    """Why ``command`` (course grading: grade, grade-all) cannot run on this system; None on Linux.
+
+    Grading for marks must run with every isolation layer, and those are Linux's (namespaces, landlock,
+    seccomp); a student's ``grader check`` runs anywhere, with the layers the system has."""
+    if sys.platform.startswith("linux"):
+        return None
+    return (f"`grader {command}` runs only on Linux (grading for marks needs Linux's sandbox layers); "
+            f"on {sys.platform} use `grader check FILE` to run the visible checks")
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
+    if (problem := linux_only("grade")) is not None:
+        return fail(problem)
     if chosen_view(args, args.report is not None) is None:
         return EXIT_BAD_INPUT
     if args.report == "html" and args.out.suffix == ".html":
@@ -119,6 +132,8 @@ def _check(args: argparse.Namespace, server: WorkerServer) -> int:
 
 
 def cmd_grade_all(args: argparse.Namespace) -> int:
+    if (problem := linux_only("grade-all")) is not None:
+        return fail(problem)
     if chosen_view(args, args.report is not None) is None:
         return EXIT_BAD_INPUT
     from grader.batch import fork_server

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL
-from grader.sandbox.launcher import WorkerServer
+from grader.sandbox.launcher import AnyServer, start_server
 
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
@@ -19,7 +19,7 @@ def fail(message: str, code: int = EXIT_BAD_INPUT) -> int:
     return code
 
 
-def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace, WorkerServer], int]) -> int:
+def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace, AnyServer], int]) -> int:
     """Check the submission exists, start the worker server first (its `import torch` overlaps the
     command's own), run the command, and always stop the server."""
     if args.submission.is_dir():
@@ -32,7 +32,7 @@ def with_server(args: argparse.Namespace, command: Callable[[argparse.Namespace,
     if (problem := check.answer()) is not None:
         return fail(problem)
     try:
-        server = WorkerServer.forked()  # torch once, shared with the server; nothing secret loaded yet
+        server = start_server()  # torch once, shared with a forked server; nothing secret loaded yet
     except OSError as exc:
         return fail(f"internal error: cannot start the worker server: {exc}", EXIT_INTERNAL)
     try:
@@ -73,6 +73,9 @@ class ConfigCheck:
         self._args, self._exit_at_once = args, exit_at_once
         self._text: str | None = None  # the fork's answer ("" when all is well); None until it came
         self._waiter: threading.Thread | None = None
+        if not hasattr(os, "fork"):  # Windows: asked here, while nothing else runs
+            self._text = config_problem(args) or ""
+            return
         read, write = os.pipe()
         try:
             pid = os.fork()

@@ -44,7 +44,7 @@ def main(sock: socket.socket, out_fd: int, policy: layers.ChildPolicy, threads: 
         layers.close_inherited_fds(keep=(0, 1, 2, sock.fileno()))
         if policy.scratch_dir:
             os.chdir(policy.scratch_dir)
-        _trim_sys_path()
+        trim_sys_path()
         active = layers.apply_layers(policy)
         workspace.enter(policy.scratch_dir)  # after the layers: the folders go on the scratch tmpfs they mount
         torch.set_num_threads(max(1, threads))
@@ -57,7 +57,7 @@ def main(sock: socket.socket, out_fd: int, policy: layers.ChildPolicy, threads: 
         os._exit(code)
 
 
-def _trim_sys_path() -> None:
+def trim_sys_path() -> None:
     """Keep only the Python installation on sys.path: never the course folder."""
     install = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     sys.path[:] = [p for p in sys.path if p and any(os.path.realpath(p).startswith(i) for i in install)]

@@ -23,6 +23,7 @@ from typing import Any
 from grader.sandbox import protocol
 from grader.sandbox.launcher import WorkerServer
 from grader.sandbox.limits import Limits
+from grader.sandbox.usage import cpu_seconds, resident_bytes
 from grader.sandbox.errors import (
     LoadFailed,
     NotAttempted,
@@ -34,7 +35,6 @@ from grader.sandbox.errors import (
     WorkerUnavailable,
 )
 
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 class OutputDrain(threading.Thread):
@@ -87,6 +87,7 @@ class SubmissionWorker:
         self._child: Child | None = None
         self._timed_out: dict[str, StudentTimeout] = {}  # a function that hung once is not waited on again
         self._spent = 0.0  # wall seconds this submission's requests have used
+        self._watch_memory = False
 
     # -- lifecycle ---------------------------------------------------------
 
@@ -115,6 +116,8 @@ class SubmissionWorker:
         except (StudentTimeout, StudentCrash) as exc:
             raise WorkerUnavailable(f"the sandboxed worker did not start: {exc}") from None
         self.layers = dict(hello.get("layers") or {})
+        # No memory limit inside the child (Windows, macOS): the judge watches its memory while a call runs.
+        self._watch_memory = self.layers.get("rlimits") != "active"
         try:
             reply = self._exchange(
                 {"op": "load", "source": self.source, "filename": self.filename, "units": list(self.units)},
@@ -140,13 +143,12 @@ class SubmissionWorker:
         if self._child is child:
             self._child = None
         try:
-            signal.pidfd_send_signal(child.pidfd, signal.SIGKILL)
-            os.killpg(child.pid, signal.SIGKILL)  # the group too; safe: the server reaps only when asked, below
+            self.server.kill(child.pid, child.pidfd)
         except ProcessLookupError:
             pass
         status = self.server.reap(child.pid)
         child.sock.close()
-        os.close(child.pidfd)
+        self.server.release(child.pidfd)
         child.drain.join(timeout=5)
         self.output += child.drain.kept
         self.output_dropped += child.drain.dropped
@@ -194,7 +196,9 @@ class SubmissionWorker:
                     break
                 # /proc is read only once a reply is slow (most arrive within a millisecond); the
                 # time before that first look counts as CPU time in full, which can only end a call early.
-                now_cpu = _cpu_seconds(child.pid)
+                now_cpu = cpu_seconds(child.pid)
+                if now_cpu is None:  # no way to read it on this system: the wall-clock limit alone applies
+                    now_cpu = 0.0
                 if start_cpu is None:
                     start_cpu = now_cpu - (time.monotonic() - sent)
                 used = now_cpu - start_cpu
@@ -202,6 +206,9 @@ class SubmissionWorker:
                     self._fail(child, StudentTimeout(what, f"{cpu_limit:g} s of CPU time"))
                 if time.monotonic() > deadline:
                     self._fail(child, StudentTimeout(what, f"{self.limits.call_wall_seconds:g} s of wall time"))
+                if self._watch_memory and (resident_bytes(child.pid) or 0) > self.limits.memory_mib << 20:
+                    self._fail(child, StudentCrash(what, f"your code used more than {self.limits.memory_mib} MiB "
+                                                         "of memory, so the judge stopped it"))
             reply = protocol.recv(child.sock, deadline=max(deadline, time.monotonic() + 0.5))
         except (protocol.PeerClosed, ConnectionError, BrokenPipeError):
             status = self._kill(child)
@@ -228,21 +235,16 @@ class SubmissionWorker:
         return kept.decode("utf-8", "replace") + note
 
 
-def _cpu_seconds(pid: int) -> float:
-    """utime + stime of the whole process, from the kernel (the child cannot fake it)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK
-    except (OSError, IndexError, ValueError):
-        return 0.0
+WINDOWS_CRASH = 0xC0000000  # NTSTATUS error codes (0xC0000005: access violation) as an exit code
 
 
-def _describe_status(status: int | None) -> str:
-    if status is None:
+def _describe_status(code: int | None) -> str:
+    """What the exit of a child says, from its exit code as ``os.waitstatus_to_exitcode`` and
+    ``Popen.returncode`` give it (-N: killed by signal N)."""
+    if code is None:
         return "the worker process died"
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+    if code < 0:
+        sig = -code
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         hint = {
             "SIGKILL": " (killed: often the memory limit)",
@@ -252,12 +254,12 @@ def _describe_status(status: int | None) -> str:
             "SIGSYS": " (a forbidden system call)",
         }.get(name, "")
         return f"the worker process was killed by {name}{hint}"
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 71:
+    if code == 71:
         return ("the worker failed while reporting on your code (does it replace Python internals "
                 "such as builtins, traceback or sys?)")
-    if os.WIFEXITED(status):
-        return f"the worker process exited with status {os.WEXITSTATUS(status)} (did your code call exit()?)"
-    return "the worker process died"
+    if code >= WINDOWS_CRASH:
+        return f"the worker process crashed (status {code:#x}: a crash inside native code)"
+    return f"the worker process exited with status {code} (did your code call exit()?)"
 
 
 def raise_for_reply(reply: dict, called: str, where: Where = None) -> None:

@@ -24,17 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from grader.sandbox.errors import WorkerUnavailable
+from grader.sandbox.spawn_server import SpawnServer, fork_server_missing
 
 SERVER_START_TIMEOUT = 120.0
 SERVER_STOP_SECONDS = 5.0
-KEPT_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR")  # all the server's environment may hold
+# All the server's environment may hold; the last four are Windows' own (without SYSTEMROOT Python cannot
+# even seed its random numbers there), never a secret.
+KEPT_ENVIRONMENT = ("PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "SYSTEMROOT", "TEMP", "TMP", "USERPROFILE")
 # Loaded, these hold what the server must never see (the hidden checks, the reference, the graded state).
 SECRET_MODULES = ("grader.session", "grader.checks.", "grader.scoring", "grader.diagnosis", "_reference_")
 
 
 def server_environment() -> dict[str, str]:
     """The server's whole environment: never a secret (GRADER_COURSE_SECRET, GRADER_HIDDEN_KEY...)."""
-    env = {k: v for k, v in os.environ.items() if k in KEPT_ENVIRONMENT}
+    env = {k: v for k, v in os.environ.items() if k.upper() in KEPT_ENVIRONMENT}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["OMP_NUM_THREADS"] = "1"
@@ -46,6 +49,16 @@ def can_fork_clean() -> bool:
     and nothing secret loaded yet."""
     return threading.active_count() == 1 and not any(
         name.startswith(SECRET_MODULES) for name in list(sys.modules))
+
+
+def start_server(fork: bool = True) -> AnyServer:
+    """The worker server this system can run: the warm Linux one (``fork``: ``WorkerServer.forked``, else
+    a fresh interpreter), or, where Linux's fork, pidfd and AF_UNIX are missing (macOS, Windows: the
+    student kit on a laptop), ``spawn_server.SpawnServer``, a fresh interpreter per child over TCP."""
+    missing = fork_server_missing()
+    if missing is not None:
+        return SpawnServer(why=missing)
+    return WorkerServer.forked() if fork else WorkerServer()
 
 
 class WorkerServer:
@@ -134,16 +147,30 @@ class WorkerServer:
             raise WorkerUnavailable(f"the worker server could not start a child: {reply.get('error', 'no descriptors')}")
         return int(reply["pid"]), socket.socket(fileno=fds[0]), fds[1], fds[2]
 
+    def worker_kind(self) -> str | None:
+        """None: the children are forks of this warm server, the usual case (a card says nothing)."""
+        return None
+
+    def kill(self, pid: int, pidfd: int) -> None:
+        """SIGKILL a child through its pidfd (no race with pid reuse), and its process group."""
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)  # the group too; safe: the server reaps only when asked (``reap``)
+
     def reap(self, pid: int) -> int | None:
-        """Wait for a dead (or killed) child; returns its raw wait status."""
+        """Wait for a dead (or killed) child; returns its exit code (-N: killed by signal N)."""
         from grader.sandbox import protocol
 
         with self._lock:
             try:
                 self._conn.send(protocol.encode({"op": "reap", "pid": pid}))
-                return protocol.decode(self._conn.recv(1 << 16)).get("status")
+                status = protocol.decode(self._conn.recv(1 << 16)).get("status")
             except (OSError, protocol.ProtocolError):
                 return None
+        return os.waitstatus_to_exitcode(status) if type(status) is int else None
+
+    def release(self, pidfd: int) -> None:
+        """Close a reaped child's pidfd."""
+        os.close(pidfd)
 
     @property
     def pid(self) -> int:
@@ -181,3 +208,6 @@ class WorkerServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+AnyServer = WorkerServer | SpawnServer  # what a SubmissionWorker runs its children through

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
 import os
 import shutil
 import signal
@@ -28,6 +27,7 @@ from typing import NoReturn
 import torch
 
 from grader.sandbox import child, layers, protocol, workspace
+from grader.sandbox.layers.policy import child_policy
 from grader.sandbox.warmup import freeze_what_is_loaded, warm_up_judge, warm_up_worker
 
 MAX_REQUEST = 1 << 20
@@ -80,7 +80,7 @@ def warm_on_demand(wanted: list, warmed: set[str]) -> None:
 
 def spawn(conn: socket.socket, request: dict) -> int:
     """Fork one child for one submission and hand its descriptors to the judge."""
-    policy, threads = _policy(request.get("policy") or {})
+    policy, threads = child_policy(request.get("policy") or {})
     judge_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     out_r, out_w = os.pipe()
     pid = os.fork()
@@ -103,14 +103,6 @@ def spawn(conn: socket.socket, request: dict) -> int:
         os.close(out_r)
         os.close(pidfd)
     return pid
-
-
-def _policy(raw: dict) -> tuple[layers.ChildPolicy, int]:
-    known = {f.name for f in dataclasses.fields(layers.ChildPolicy)}
-    values = {k: v for k, v in raw.items() if k in known}
-    values["disabled"] = frozenset(values.get("disabled", ()))
-    values["readable_paths"] = tuple(values.get("readable_paths", ()))
-    return layers.ChildPolicy(**values), int(raw.get("threads", 1))
 
 
 def reap(conn: socket.socket, request: dict, children: set[int]) -> None:

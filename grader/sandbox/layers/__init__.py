@@ -27,7 +27,10 @@ holds ``ChildPolicy`` and ``LAYER_ORDER``, syscalls the shared ctypes
 plumbing, stack :func:`apply_layers`, fds :func:`close_inherited_fds`, probe
 :func:`probe_layers`.
 
-Everything here is Linux-only.  The seccomp layer carries x86_64 syscall
+Every layer is Linux's.  Elsewhere (the student kit's ``grader check`` on macOS
+or Windows) the package still imports, libc functions being bound on first use
+(``syscalls.libc_function``), and each layer reports itself unavailable with
+the reason; ``rlimits`` applies wherever there is a ``resource`` module.  The seccomp layer carries x86_64 syscall
 numbers for calls newer than libseccomp 2.5.4 and reports itself unavailable
 on other architectures rather than deny the wrong calls.
 """

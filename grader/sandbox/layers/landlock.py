@@ -22,7 +22,7 @@ import sys
 import sysconfig
 
 from grader.sandbox.layers.policy import ChildPolicy, LayerUnavailable
-from grader.sandbox.layers.syscalls import _syscall
+from grader.sandbox.layers.syscalls import _syscall, libc_function
 
 # Always readable system locations: the dynamic loader and shared libraries,
 # and the CPU description that torch's cpuinfo reads on the first op after the
@@ -60,7 +60,7 @@ def landlock_abi() -> int:
     """Landlock ABI version of the running kernel, 0 if unsupported."""
     try:
         return _syscall("landlock_create_ruleset", None, 0, LL_CREATE_RULESET_VERSION)
-    except OSError:
+    except (OSError, LayerUnavailable):  # no such call, or no Linux libc to make it with
         return 0
 
 
@@ -83,6 +83,14 @@ def python_readable_paths() -> tuple[str, ...]:
 python_readable_paths()
 
 
+def _syscall_available() -> None:
+    """LayerUnavailable, saying why, where there is no Linux ``syscall()`` (macOS, Windows): the
+    reason on the card is then the system's, not "kernel has no landlock"."""
+    if not sys.platform.startswith("linux"):
+        raise LayerUnavailable(f"not available on {sys.platform} (a Linux kernel feature)")
+    libc_function("syscall")
+
+
 def _apply_landlock(policy: ChildPolicy) -> None:
     """Filesystem allow-list: read-only interpreter, system libraries and
     ``policy.readable_paths``; read-write only ``scratch_dir``; nothing else
@@ -92,6 +100,7 @@ def _apply_landlock(policy: ChildPolicy) -> None:
     /proc/PID/mem of) processes outside the domain.  Hand-written over ctypes
     because the ``landlock`` PyPI package (1.0.0.dev5) knows only file rights.
     """
+    _syscall_available()
     abi = landlock_abi()
     if abi < 1:
         raise LayerUnavailable("kernel has no landlock (or it is disabled at boot)")

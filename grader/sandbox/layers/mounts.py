@@ -15,7 +15,7 @@ import ctypes
 import os
 
 from grader.sandbox.layers.policy import ChildPolicy
-from grader.sandbox.layers.syscalls import _libc, _oserror, _syscall
+from grader.sandbox.layers.syscalls import _oserror, _syscall, libc_function
 
 CLONE_NEWNS = 0x00020000
 MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x8, 0x4000, 0x40000
@@ -34,9 +34,9 @@ def _apply_mountns_scratch(policy: ChildPolicy) -> None:
     capped only per file (RLIMIT_FSIZE), not in total or in number of files,
     so the server should put it on a size-limited filesystem and empty it.
     """
-    if _libc.unshare(CLONE_NEWNS) < 0:
+    if libc_function("unshare")(CLONE_NEWNS) < 0:
         raise _oserror("unshare(CLONE_NEWNS)")
-    if _libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) < 0:
+    if libc_function("mount")(None, b"/", None, MS_REC | MS_PRIVATE, None) < 0:
         raise _oserror("mount(/, MS_REC|MS_PRIVATE)")
     # struct mount_attr {u64 attr_set, attr_clr, propagation, userns_fd}
     attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0, 0, 0)
@@ -45,7 +45,7 @@ def _apply_mountns_scratch(policy: ChildPolicy) -> None:
     if policy.scratch_dir is not None:
         inodes = max(64, policy.scratch_mib * 64)
         opts = f"size={policy.scratch_mib}m,nr_inodes={inodes},mode=0700"
-        if _libc.mount(b"tmpfs", os.fsencode(policy.scratch_dir), b"tmpfs",
+        if libc_function("mount")(b"tmpfs", os.fsencode(policy.scratch_dir), b"tmpfs",
                        MS_NOSUID | MS_NODEV | MS_NOEXEC, opts.encode()) < 0:
             raise _oserror(f"mount tmpfs on {policy.scratch_dir}")
         # A working directory inside the scratch folder still points at the

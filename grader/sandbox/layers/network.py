@@ -10,7 +10,7 @@ takes that away.
 from __future__ import annotations
 
 from grader.sandbox.layers.policy import ChildPolicy
-from grader.sandbox.layers.syscalls import _libc, _oserror
+from grader.sandbox.layers.syscalls import _oserror, libc_function
 
 CLONE_NEWNET = 0x40000000
 
@@ -18,5 +18,5 @@ CLONE_NEWNET = 0x40000000
 def _apply_netns(policy: ChildPolicy) -> None:
     """New, empty network namespace: no interfaces, not even a working
     loopback, and its own abstract unix-socket namespace.  Needs CAP_SYS_ADMIN."""
-    if _libc.unshare(CLONE_NEWNET) < 0:
+    if libc_function("unshare")(CLONE_NEWNET) < 0:
         raise _oserror("unshare(CLONE_NEWNET)")

@@ -3,7 +3,9 @@ layers go on in (``LAYER_ORDER``; the package docstring says why)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 LAYER_ORDER: tuple[str, ...] = (
     "netns",
@@ -37,3 +39,13 @@ class ChildPolicy:
 
 class LayerUnavailable(Exception):
     """A layer cannot be applied on this machine; the message says why."""
+
+
+def child_policy(raw: dict[str, Any]) -> tuple[ChildPolicy, int]:
+    """The ``ChildPolicy`` and thread count a judge's spawn request asks for (unknown keys ignored); the
+    fork server and a spawned child (``spawn_child``) read it alike."""
+    known = {f.name for f in dataclasses.fields(ChildPolicy)}
+    values = {k: v for k, v in raw.items() if k in known}
+    values["disabled"] = frozenset(values.get("disabled", ()))
+    values["readable_paths"] = tuple(values.get("readable_paths", ()))
+    return ChildPolicy(**values), int(raw.get("threads", 1))

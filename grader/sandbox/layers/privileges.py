@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes
 
 from grader.sandbox.layers.policy import ChildPolicy
-from grader.sandbox.layers.syscalls import _libc, _oserror, _prctl
+from grader.sandbox.layers.syscalls import _oserror, _prctl, libc_function
 
 PR_SET_NO_NEW_PRIVS, PR_GET_NO_NEW_PRIVS = 38, 39
 PR_CAPBSET_READ, PR_CAPBSET_DROP = 23, 24
@@ -38,7 +38,7 @@ _CAP_VERSION_3 = 0x20080522
 def capabilities_now() -> tuple[int, int, int]:
     """(effective, permitted, inheritable) capability masks of this thread."""
     data = (_CapData * 2)()
-    if _libc.capget(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data) < 0:
+    if libc_function("capget")(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data) < 0:
         raise _oserror("capget")
     def join(attr: str) -> int:
         return getattr(data[0], attr) | getattr(data[1], attr) << 32
@@ -59,10 +59,10 @@ def _apply_capabilities(policy: ChildPolicy) -> None:
     execve, which seccomp denies."""
     if capabilities_now()[0] >> CAP_SETPCAP & 1:
         cap = 0
-        while _libc.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0:  # EINVAL past the last cap
+        while libc_function("prctl")(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0:  # EINVAL past the last cap
             _prctl(PR_CAPBSET_DROP, cap)
             cap += 1
     _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
     data = (_CapData * 2)()
-    if _libc.capset(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data) < 0:
+    if libc_function("capset")(ctypes.byref(_CapHeader(_CAP_VERSION_3, 0)), data) < 0:
         raise _oserror("capset")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import select
 import signal
 import socket
@@ -20,6 +19,11 @@ from grader.sandbox.layers.policy import LAYER_ORDER, ChildPolicy
 from grader.sandbox.layers.privileges import PR_GET_NO_NEW_PRIVS, capabilities_now
 from grader.sandbox.layers.stack import apply_layers
 from grader.sandbox.layers.syscalls import _prctl
+
+try:
+    import resource
+except ImportError:  # Windows: probe_layers is Linux's (it forks); the kit imports this module all the same
+    resource = None  # type: ignore[assignment]
 
 
 def _expect_denied(action: Callable[[], object], what: str) -> str | None:

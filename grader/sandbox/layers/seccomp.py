@@ -17,16 +17,21 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import sys
 
 from grader.sandbox.layers.mounts import CLONE_NEWNS
 from grader.sandbox.layers.network import CLONE_NEWNET
 from grader.sandbox.layers.policy import ChildPolicy, LayerUnavailable
 from grader.sandbox.layers.syscalls import _NR
 
+# pyseccomp loads libseccomp when imported: on macOS it raises RuntimeError (no libseccomp), on Windows
+# TypeError (ctypes.CDLL(None)); either way, as when it is not installed, the layer says why it is off.
+PYSECCOMP_MISSING = ""
 try:
     import pyseccomp
-except ImportError:  # the seccomp layer then reports itself unavailable
+except (ImportError, OSError, RuntimeError, TypeError) as exc:
     pyseccomp = None  # type: ignore[assignment]
+    PYSECCOMP_MISSING = f"{type(exc).__name__}: {exc}"
 
 CLONE_THREAD = 0x00010000
 CLONE_NAMESPACE_FLAGS = (0x80, CLONE_NEWNS, 0x02000000, 0x04000000, 0x08000000,
@@ -89,8 +94,10 @@ def _apply_seccomp(policy: ChildPolicy) -> None:
     * 32-bit and x32 system calls kill the process (ACT_BADARCH).
     libseccomp sets no_new_privs itself when it loads the filter.
     """
+    if not sys.platform.startswith("linux"):
+        raise LayerUnavailable(f"not available on {sys.platform} (a Linux kernel feature)")
     if pyseccomp is None:
-        raise LayerUnavailable("pyseccomp is not installed")
+        raise LayerUnavailable(f"pyseccomp cannot be loaded ({PYSECCOMP_MISSING})")
     if os.uname().machine != "x86_64":
         raise LayerUnavailable("syscall numbers in _NR are x86_64's")
     sc = pyseccomp
