@@ -13,6 +13,7 @@ module, as a student's own function would be), so their checks are held to the s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -26,8 +27,10 @@ from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import FILENAME, REFERENCE
 
-PATTERNS = ("row", "entry", "all")
-POISONS = {"row": "nan", "entry": "inf", "all": "nan"}  # the issue's three: a NaN row, one inf entry, all NaN
+PATTERNS = ("row", "entry", "all", "past")
+# The issue's three (a NaN row, one inf entry, all NaN), and NaN in every row but the last: what a +inf mask
+# fill gives (every row with a masked future position is 0/0 after the softmax; the last row has none).
+POISONS = {"row": "nan", "entry": "inf", "all": "nan", "past": "nan"}
 TWIN = "7.5"  # the finite wrong value of the twin
 NOT_CREDITED = "passed, but not credited"
 
@@ -45,10 +48,15 @@ def _poisoned(value, pattern={pattern!r}, fill=float({fill!r})):
     mask = _poison_torch.zeros(value.shape, dtype=_poison_torch.bool, device=value.device)
     if pattern == "all" or value.dim() == 0:
         mask[...] = True
+    elif pattern == "row" and value.dim() == 1:
+        mask[0] = True
     elif pattern == "row":
-        mask[..., 0, :] = True if value.dim() >= 2 else False
-        if value.dim() == 1:
-            mask[0] = True
+        mask[..., 0, :] = True
+    elif pattern == "past":
+        if value.dim() >= 2:
+            mask[..., :-1, :] = True
+        else:
+            mask[:-1] = True
     else:
         mask.view(-1)[value.numel() // 2] = True
     return value.masked_fill(mask, fill)
@@ -148,7 +156,7 @@ def test_every_floating_exercise_has_variants():
     exercises = {(p.assignment, p.exercise) for p, _ in PAIRS}
     assert ("attention", "softmax") in exercises and ("attention-modules", "MultiHeadAttention") in exercises
     assert ("attention", "causal_mask") not in exercises  # bools hold no NaN
-    assert len(PAIRS) == 3 * len(exercises)
+    assert len(PAIRS) == len(PATTERNS) * len(exercises)
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p[0].id)
@@ -161,6 +169,29 @@ def test_no_check_passes_on_nan_or_inf_where_a_wrong_number_fails_it(cards, pair
     drawn_from_nan = [(c.exercise, c.id, c.message[:200]) for c in poisoned.checks
                       if (c.exercise, c.id) in twin_failed and passed(c.status, c.message)]
     assert not drawn_from_nan, f"passed on {pair[0].fill} where {TWIN} fails: {drawn_from_nan[:3]}"
+
+
+# A message that names the non-finite values: the finding's own words ("contains NaN", "inf"), or a check's.
+NAMES_NONFINITE = re.compile(r"\b(nan|inf|-inf|infinite|non-finite)\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p[0].id)
+def test_nan_never_makes_another_property_speak(cards, pair):
+    """A poisoned variant is the reference with NaN/inf put into one exercise's output, nothing else: every
+    check it fails fails because of the NaN/inf, so its message must say so. A message that blames another
+    property without naming them (a count of zeros, a fraction, a spread computed with the NaN entries in it)
+    is false: the student would be sent after a bug they do not have."""
+    poisoned = cards[pair[0].id]
+    silent = [(c.exercise, c.id, c.message[:300]) for c in poisoned.checks
+              if c.status in ("failed", "error", "timeout") and not NAMES_NONFINITE.search(c.message)
+              and not _placeholder_gate(c.id, c.message)]
+    assert not silent, f"{pair[0].id}: failed without naming the NaN/inf: {silent[:3]}"
+
+
+def _placeholder_gate(check_id: str, message: str) -> bool:
+    """The placeholder gate and the passes it holds back: how the gate reads a NaN output is issue 38's item 2
+    (its own family), not this rule's."""
+    return "not_a_placeholder" in check_id or message.startswith(NOT_CREDITED)
 
 
 def test_a_check_that_meets_nan_says_failed_or_could_not_be_judged(cards):
@@ -182,3 +213,24 @@ def test_the_reference_itself_passes_every_check(server: WorkerServer, tmp_path:
         path.write_text(source, encoding="utf-8")
         card = api.grade(path, assignment, server=server)
         assert card.score == card.max_score, [(c.id, c.message[:100]) for c in card.checks if c.status != "passed"]
+
+
+MASKING_WORDS = ("inf fill of the wrong sign",)
+
+
+@pytest.mark.parametrize("exercise", sorted({p.exercise for p, _ in PAIRS}))
+def test_a_cause_is_named_only_where_the_function_can_have_it(exercise):
+    """The finding's causes are the exercise's own: no mask fill or softmax overflow for an entropy or a
+    reshape, and the entropy names the float16 underflow of its clamp."""
+    from grader.checks.nonfinite import CAUSES, nonfinite_finding
+
+    got = torch.tensor([[float("nan"), 1.0], [2.0, 3.0]])
+    finding = nonfinite_finding(got, f"`{exercise}` output", "some input", expected=torch.tensor([[-0.0, 1.0], [2.0, 3.0]]))
+    assert finding and "where the expected value is 0." in finding  # -0 reads as 0
+    own = [c.text for c in CAUSES if exercise in c.exercises]
+    for cause in CAUSES:
+        assert (cause.text in finding) == (cause.text in own), (exercise, cause.text)
+    masks = exercise in {"apply_mask", "attention", "multi_head_attention", "SelfAttentionHead", "MultiHeadAttention"}
+    assert any(w in finding for w in MASKING_WORDS) == masks, finding
+    if exercise == "attention_entropy":
+        assert "float16" in finding and "clamp_min(1e-12)" in finding
