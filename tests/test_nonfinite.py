@@ -234,3 +234,57 @@ def test_a_cause_is_named_only_where_the_function_can_have_it(exercise):
     assert any(w in finding for w in MASKING_WORDS) == masks, finding
     if exercise == "attention_entropy":
         assert "float16" in finding and "clamp_min(1e-12)" in finding
+
+
+ENTROPY_EPS = {"1e-12": True, "1e-30": True, "1e-8": True, "1e-6": False, "torch.finfo(p.dtype).tiny": False,
+               "1e-4": False}
+
+
+@pytest.mark.parametrize("eps", sorted(ENTROPY_EPS))
+@pytest.mark.parametrize("form", ["p.clamp_min({eps})", "p.clamp(min={eps})", "p + {eps}"])
+def test_the_entropy_names_its_float16_underflow_only_where_its_constant_underflows(eps, form):
+    """A cause that quotes code is listed only where the student's code holds it: the clamp's constant must
+    be one float16 rounds to 0 (below 2.98e-8) for the underflow to be named."""
+    import ast
+
+    from grader.checks.nonfinite import causes_for, prune_causes
+
+    source = f"import torch\n\n\ndef attention_entropy(p):\n    return -(p * torch.log({form.format(eps=eps)})).sum(-1)\n"
+    message = f"`attention_entropy` output contains NaN at index (0,). {causes_for('attention_entropy')}"
+    pruned = prune_causes(message, ast.parse(source), "attention_entropy")
+    assert ("float16" in pruned) == ENTROPY_EPS[eps], pruned
+    assert "log(0) = -inf" in pruned  # a cause that quotes no code stays
+
+
+FILLS = {'float("-inf")': False, "float('inf')": True, "-float('inf')": True, "torch.finfo(s.dtype).min": False,
+         "math.inf": True, "-1e9": False, 'float("+inf")': True}
+
+
+@pytest.mark.parametrize("fill", sorted(FILLS))
+@pytest.mark.parametrize("exercise", ["attention", "multi_head_attention"])
+def test_the_wrong_sign_fill_is_named_only_where_the_code_reaching_it_fills_with_inf(fill, exercise):
+    """The callers' causes read the code they reach: attention's mask fill lives in apply_mask."""
+    import ast
+
+    from grader.checks.nonfinite import causes_for, prune_causes
+
+    source = (f"import math\nimport torch\n\n\ndef apply_mask(s, m):\n    return s.masked_fill(~m, {fill})\n\n\n"
+              "def softmax(s, dim=-1):\n    return torch.exp(s) / torch.exp(s).sum(dim, keepdim=True)\n\n\n"
+              "def attention(q, k, v):\n    return softmax(apply_mask(q @ k.transpose(-2, -1), None)) @ v\n\n\n"
+              "def multi_head_attention(x):\n    return attention(x, x, x)\n")
+    message = f"`{exercise}` out contains NaN at index (0,). {causes_for(exercise)}"
+    pruned = prune_causes(message, ast.parse(source), exercise)
+    assert ("wrong sign" in pruned) == FILLS[fill], pruned
+    assert "exp() without subtracting the max" in pruned  # softmax calls exp: reached from both
+
+
+def test_a_cause_sentence_left_empty_is_dropped():
+    import ast
+
+    from grader.checks.nonfinite import causes_for, prune_causes
+
+    message = f"`SelfAttentionHead` output contains NaN. {causes_for('SelfAttentionHead')} Fix the mask."
+    tree = ast.parse("class SelfAttentionHead:\n    def forward(self, x):\n        return x.softmax(-1)\n")
+    pruned = prune_causes(message, tree, "SelfAttentionHead")
+    assert "exp()" not in pruned and "wrong sign" not in pruned and pruned.endswith("Fix the mask.")
+    assert "every score masked" in pruned  # quotes no code: stays
