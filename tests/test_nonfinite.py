@@ -288,3 +288,19 @@ def test_a_cause_sentence_left_empty_is_dropped():
     pruned = prune_causes(message, tree, "SelfAttentionHead")
     assert "exp()" not in pruned and "wrong sign" not in pruned and pruned.endswith("Fix the mask.")
     assert "every score masked" in pruned  # quotes no code: stays
+
+
+@pytest.mark.parametrize("pattern", ["row", "entry", "past"])
+def test_a_count_on_finite_entries_still_fails_a_real_bug_beside_nan(grade, pattern):
+    """NaN does not hide a bug either: with no dropout after proj, the finite entries hold no zero, and the
+    check says so on them, naming how many entries it could not count."""
+    from tests.corpus_cases import corpus
+
+    case = next(c for c in corpus("mutants") if c.id == "attention-modules/mutants/mha_no_output_dropout")
+    poison = Variant("attention-modules", "MultiHeadAttention", pattern, POISONS[pattern])
+    source = case.source() + POISON_HELPER.format(**vars(poison)) + MODULE_WRAPPER.format(exercise=poison.exercise)
+    card = grade(source, "attention-modules")
+    check = next(c for c in card.checks if c.id == "test_dropout_after_the_projection_in_training_mode")
+    assert check.status == "failed" and "could not be judged" not in check.message, check.message
+    assert re.search(r"sets 0 of its \d+ finite output entries to 0 \(the other \d+ are NaN/inf", check.message), \
+        check.message

@@ -86,10 +86,11 @@ def test_dropout_after_the_projection_in_training_mode(student, reference):
     finite = h.finite_entries(out)
     judged, zeros = int(finite.sum()), int((out[finite] == 0).sum())
     if judged >= MIN_JUDGED:
-        others = f" (of its {judged} finite ones; {out.numel() - judged} are NaN/inf)" if judged < out.numel() else ""
+        finite_ones = "finite " if judged < out.numel() else ""
+        others = f" (the other {out.numel() - judged} are NaN/inf and not counted)" if finite_ones else ""
         assert zeros >= judged // 10, (
-            f"`MultiHeadAttention` in training mode with dropout=0.5 sets {zeros} of its {judged} output entries"
-            f"{others} to 0; dropout after the projection should zero about half of them. The contract applies "
+            f"`MultiHeadAttention` in training mode with dropout=0.5 sets {zeros} of its {judged} {finite_ones}output "
+            f"entries to 0{others}; dropout after the projection should zero about half of them. The contract applies "
             "dropout to proj's output too (pass proj's result through an nn.Dropout), not only to the heads' weights."
         )
     skip_if_nonfinite([out], "`MultiHeadAttention` output", ["x in training mode (dropout=0.5)"],
