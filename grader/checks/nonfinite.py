@@ -40,11 +40,17 @@ class Cause:
 
     ``code``: where the cause quotes code, the words (names, attributes, strings) of which the student's
     code must hold one for the cause to be listed (``code_words``); empty: the cause quotes none.
+    ``unless``: words that show the code already does what the cause advises: listed only where it holds none.
     """
 
     text: str
     exercises: frozenset[str]
     code: frozenset[str] = frozenset()
+    unless: frozenset[str] = frozenset()
+
+    def fits(self, words: frozenset[str] | None) -> bool:
+        """Whether the student's code (``words``; None: unknown) could have this cause."""
+        return words is None or ((not self.code or bool(self.code & words)) and not self.unless & words)
 
 
 TINY = "<a constant float16 rounds to 0>"  # a code word: a literal 0 < c < FLOAT16_ZERO
@@ -60,7 +66,7 @@ CAUSES: tuple[Cause, ...] = (
     Cause("exp() without subtracting the max first (overflow)", _WEIGHTS, frozenset({"exp"})),
     Cause("0/0 when renormalising weights after zeroing some", _WEIGHTS),
     Cause("log(0) = -inf times a weight of 0 (0 · -inf is NaN): clamp the weights before the log",
-          frozenset({"attention_entropy"})),
+          frozenset({"attention_entropy"}), unless=frozenset({"clamp", "clamp_min", "clip", "xlogy", "special"})),
     Cause("a clamp or epsilon too small for the dtype: in float16 `clamp_min(1e-12)` or `+ 1e-30` rounds to 0, so "
           "log still meets 0 (use torch.finfo(p.dtype).tiny, which every dtype can hold)",
           frozenset({"attention_entropy"}), frozenset({TINY})),
@@ -75,10 +81,12 @@ def causes_for(exercise: str, words: frozenset[str] | None = None) -> str:
     ``words``: the student's code (``code_words``); a cause that quotes code is listed only where the code
     holds it. None: not known, every cause of the exercise is listed.
     """
-    listed = [c.text for c in CAUSES if exercise in c.exercises and (words is None or not c.code or c.code & words)]
+    listed = [c.text for c in CAUSES if exercise in c.exercises and c.fits(words)]
     if not listed:
         return ""
-    return "Usual causes: " + (", ".join(listed[:-1]) + ", or " + listed[-1] if len(listed) > 1 else listed[0]) + "."
+    if len(listed) == 1:
+        return f"Usual cause: {listed[0]}."
+    return "Usual causes: " + ", ".join(listed[:-1]) + ", or " + listed[-1] + "."
 
 
 # Kept for callers that quote the attention causes in full (the modules and the attention functions).
@@ -225,7 +233,7 @@ def prune_causes(message: str, tree: ast.Module | None, exercise: str) -> str:
     The sentence is found by its exact words (``causes_for``), preferring the check's own ``exercise`` where
     several exercises share one. A sentence left with no cause is dropped.
     """
-    if tree is None or "Usual causes: " not in message:
+    if tree is None or "Usual cause" not in message:
         return message
     for name in sorted({exercise} | {e for c in CAUSES for e in c.exercises}, key=lambda e: e != exercise):
         full = causes_for(name)
