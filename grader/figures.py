@@ -6,7 +6,10 @@ seeded tensors whose seeds no hidden check uses, so a picture can never give
 a hidden input away. Each figure is computed on its own: a call that raises,
 hangs or returns something unusable turns only that figure into
 ``{"error": reason}``. Nothing here touches a check or a score; the result
-is plain JSON (floats rounded to 4 decimals, a few T x T matrices).
+is plain JSON (floats rounded to 4 decimals, a few T x T matrices). NaN and
+inf are drawn, not refused: a student whose attention gives them needs the
+picture most, so they are kept as the strings "NaN", "inf" and "-inf"
+(JSON has no number for them) and the report colours and names those cells.
 
 The judge's own numbers (scores, the causal mask, entropies) come from the
 trusted reference's functions, never from code written here: this module
@@ -129,20 +132,28 @@ def head_entropy(student: StudentProxy, reference: ModuleType) -> dict[str, Any]
 
 
 def break_it(student: StudentProxy, reference: ModuleType) -> dict[str, Any]:
-    """The lesson's "break it on purpose" #1: the same attention with and without scaling at head_size 256."""
+    """The lesson's "break it on purpose" #1: the same attention with and without scaling at head_size 256.
+
+    The scores' spread is the student's own: their ``attention_scores`` and, scaled, their ``scale_scores``
+    on the same inputs. Where those cannot give it (an error, a wrong shape), the reference's spread is
+    recorded with ``score_std_from: "reference"``, and the page says whose it is.
+    """
     q, k, v = (randn(BREAK_T, BREAK_D, seed=SEED_BREAK + i) for i in range(3))
-    raw = reference.attention_scores(q, k)
     mask = reference.causal_mask(BREAK_T)
     entropy = reference.attention_entropy
     result: dict[str, Any] = {"head_size": BREAK_D}
     for name, scale in (("scaled", True), ("unscaled", False)):
         _, weights = _attention_pair(student, q, k, v, {"scale": scale}, (BREAK_T, BREAK_D), (BREAK_T, BREAK_T))
-        scores = reference.scale_scores(raw, BREAK_D) if scale else raw
+        scores, whose = _own_scores(student, q, k, scale)
+        if scores is None:
+            raw = reference.attention_scores(q, k)
+            scores, whose = (reference.scale_scores(raw, BREAK_D) if scale else raw), "reference"
         result[name] = {
             "weights": plain(weights),
             "mean_entropy": _round(float(mean_entropy(weights, dims=(0,), entropy=entropy).item())),
-            # The judge's own view of the raw scores the softmax received: their spread grows with sqrt(d).
-            "score_std": _round(float(scores[mask].std().item())),
+            # The raw scores the softmax would receive: their spread grows with sqrt(d) unless scaled.
+            "score_std": _round(float(scores.detach().to(torch.float64)[mask].std().item())),
+            "score_std_from": whose,
         }
     _, ref_scaled = reference.attention(q, k, v)
     _, ref_unscaled = reference.attention(q, k, v, scale=False)
@@ -154,6 +165,22 @@ def break_it(student: StudentProxy, reference: ModuleType) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ helpers
+
+
+def _own_scores(student: StudentProxy, q: torch.Tensor, k: torch.Tensor,
+                scale: bool) -> tuple[torch.Tensor | None, str]:
+    """The student's ``attention_scores(q, k)``, through their ``scale_scores(.., head_size)`` when ``scale``;
+    (None, "") where their functions do not give a (T, T) float tensor."""
+    try:
+        scores = student.call("attention_scores", q, k).value
+        if scale and isinstance(scores, torch.Tensor):
+            scores = student.call("scale_scores", scores, BREAK_D).value
+    except (NotAttempted, StudentProblem):
+        return None, ""
+    if not (isinstance(scores, torch.Tensor) and scores.is_floating_point()
+            and tuple(scores.shape) == (BREAK_T, BREAK_T)):
+        return None, ""
+    return scores, "yours"
 
 
 def mean_entropy(weights: torch.Tensor, dims: tuple[int, ...],
@@ -189,14 +216,18 @@ def _round_nested(x: Any) -> Any:
     return [_round_nested(v) for v in x] if isinstance(x, list) else _round(x)
 
 
-def _round(x: float) -> float:
-    return round(float(x), DECIMALS) + 0.0  # + 0.0: no "-0.0" in the card
+def _round(x: float) -> float | str:
+    """4 decimals, or "NaN" / "inf" / "-inf": JSON has no number for them, and the page draws them."""
+    x = float(x)
+    if not math.isfinite(x):
+        return "NaN" if x != x else ("inf" if x > 0 else "-inf")
+    return round(x, DECIMALS) + 0.0  # + 0.0: no "-0.0" in the card
 
 
 def _attention_pair(student: StudentProxy, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                     kwargs: dict[str, Any], out_shape: tuple[int, ...],
                     weights_shape: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The student's ``attention(q, k, v, **kwargs)``, checked to be drawable."""
+    """The student's ``attention(q, k, v, **kwargs)``, checked to be drawable (NaN and inf are drawable)."""
     out, weights = _pair(student.call("attention", q, k, v, **kwargs).value, "`attention`")
     _expect(out, out_shape, "`attention` (out)")
     _expect(weights, weights_shape, "`attention` (weights)")
@@ -218,8 +249,6 @@ def _expect(t: torch.Tensor, shape: tuple[int, ...], what: str) -> None:
         raise FigureProblem(f"{what} has shape {tuple(t.shape)}; expected {shape}")
     if not t.is_floating_point():
         raise FigureProblem(f"{what} is {str(t.dtype).removeprefix('torch.')}; expected floating-point values")
-    if not bool(torch.isfinite(t).all()):
-        raise FigureProblem(f"{what} contains NaN or infinite values")
 
 
 def _short(text: str, limit: int = 200) -> str:

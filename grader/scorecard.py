@@ -20,11 +20,12 @@ import fastjsonschema
 from grader.files import write_atomically
 from grader.json_text import dumps_indented
 
-SCHEMA_VERSION = "1.5"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
+SCHEMA_VERSION = "1.6"  # 1.1: the optional `notebook` section; 1.2: `diagnosis` on checks, `figures`;
 # 1.3: the optional `integrity` (``grader ci``: were the repository's protected files as released?);
 # 1.4: the optional `problem` (a file-level problem, said once) and `diagnoses` (one per exercise and mistake)
 # 1.5: the optional `override` on checks (a staff override: ``grader.batch.overrides``)
 # (also 1.5: the optional `late`, the late policy grade-all applied: ``grader.deadlines``)
+# 1.6: a figure's number may be "NaN", "inf" or "-inf" (drawn, not refused); `score_std_from` in break_it
 STATUSES = ("passed", "failed", "error", "timeout", "skipped")
 
 

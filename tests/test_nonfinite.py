@@ -13,6 +13,7 @@ module, as a student's own function would be), so their checks are held to the s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -26,8 +27,10 @@ from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import FILENAME, REFERENCE
 
-PATTERNS = ("row", "entry", "all")
-POISONS = {"row": "nan", "entry": "inf", "all": "nan"}  # the issue's three: a NaN row, one inf entry, all NaN
+PATTERNS = ("row", "entry", "all", "past")
+# The issue's three (a NaN row, one inf entry, all NaN), and NaN in every row but the last: what a +inf mask
+# fill gives (every row with a masked future position is 0/0 after the softmax; the last row has none).
+POISONS = {"row": "nan", "entry": "inf", "all": "nan", "past": "nan"}
 TWIN = "7.5"  # the finite wrong value of the twin
 NOT_CREDITED = "passed, but not credited"
 
@@ -45,10 +48,15 @@ def _poisoned(value, pattern={pattern!r}, fill=float({fill!r})):
     mask = _poison_torch.zeros(value.shape, dtype=_poison_torch.bool, device=value.device)
     if pattern == "all" or value.dim() == 0:
         mask[...] = True
+    elif pattern == "row" and value.dim() == 1:
+        mask[0] = True
     elif pattern == "row":
-        mask[..., 0, :] = True if value.dim() >= 2 else False
-        if value.dim() == 1:
-            mask[0] = True
+        mask[..., 0, :] = True
+    elif pattern == "past":
+        if value.dim() >= 2:
+            mask[..., :-1, :] = True
+        else:
+            mask[:-1] = True
     else:
         mask.view(-1)[value.numel() // 2] = True
     return value.masked_fill(mask, fill)
@@ -148,7 +156,7 @@ def test_every_floating_exercise_has_variants():
     exercises = {(p.assignment, p.exercise) for p, _ in PAIRS}
     assert ("attention", "softmax") in exercises and ("attention-modules", "MultiHeadAttention") in exercises
     assert ("attention", "causal_mask") not in exercises  # bools hold no NaN
-    assert len(PAIRS) == 3 * len(exercises)
+    assert len(PAIRS) == len(PATTERNS) * len(exercises)
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p[0].id)
@@ -161,6 +169,29 @@ def test_no_check_passes_on_nan_or_inf_where_a_wrong_number_fails_it(cards, pair
     drawn_from_nan = [(c.exercise, c.id, c.message[:200]) for c in poisoned.checks
                       if (c.exercise, c.id) in twin_failed and passed(c.status, c.message)]
     assert not drawn_from_nan, f"passed on {pair[0].fill} where {TWIN} fails: {drawn_from_nan[:3]}"
+
+
+# A message that names the non-finite values: the finding's own words ("contains NaN", "inf"), or a check's.
+NAMES_NONFINITE = re.compile(r"\b(nan|inf|-inf|infinite|non-finite)\b", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=lambda p: p[0].id)
+def test_nan_never_makes_another_property_speak(cards, pair):
+    """A poisoned variant is the reference with NaN/inf put into one exercise's output, nothing else: every
+    check it fails fails because of the NaN/inf, so its message must say so. A message that blames another
+    property without naming them (a count of zeros, a fraction, a spread computed with the NaN entries in it)
+    is false: the student would be sent after a bug they do not have."""
+    poisoned = cards[pair[0].id]
+    silent = [(c.exercise, c.id, c.message[:300]) for c in poisoned.checks
+              if c.status in ("failed", "error", "timeout") and not NAMES_NONFINITE.search(c.message)
+              and not _placeholder_gate(c.id, c.message)]
+    assert not silent, f"{pair[0].id}: failed without naming the NaN/inf: {silent[:3]}"
+
+
+def _placeholder_gate(check_id: str, message: str) -> bool:
+    """The placeholder gate and the passes it holds back: how the gate reads a NaN output is issue 38's item 2
+    (its own family), not this rule's."""
+    return "not_a_placeholder" in check_id or message.startswith(NOT_CREDITED)
 
 
 def test_a_check_that_meets_nan_says_failed_or_could_not_be_judged(cards):
@@ -182,3 +213,95 @@ def test_the_reference_itself_passes_every_check(server: WorkerServer, tmp_path:
         path.write_text(source, encoding="utf-8")
         card = api.grade(path, assignment, server=server)
         assert card.score == card.max_score, [(c.id, c.message[:100]) for c in card.checks if c.status != "passed"]
+
+
+MASKING_WORDS = ("inf fill of the wrong sign",)
+
+
+@pytest.mark.parametrize("exercise", sorted({p.exercise for p, _ in PAIRS}))
+def test_a_cause_is_named_only_where_the_function_can_have_it(exercise):
+    """The finding's causes are the exercise's own: no mask fill or softmax overflow for an entropy or a
+    reshape, and the entropy names the float16 underflow of its clamp."""
+    from grader.checks.nonfinite import CAUSES, nonfinite_finding
+
+    got = torch.tensor([[float("nan"), 1.0], [2.0, 3.0]])
+    finding = nonfinite_finding(got, f"`{exercise}` output", "some input", expected=torch.tensor([[-0.0, 1.0], [2.0, 3.0]]))
+    assert finding and "where the expected value is 0." in finding  # -0 reads as 0
+    own = [c.text for c in CAUSES if exercise in c.exercises]
+    for cause in CAUSES:
+        assert (cause.text in finding) == (cause.text in own), (exercise, cause.text)
+    masks = exercise in {"apply_mask", "attention", "multi_head_attention", "SelfAttentionHead", "MultiHeadAttention"}
+    assert any(w in finding for w in MASKING_WORDS) == masks, finding
+    if exercise == "attention_entropy":
+        assert "float16" in finding and "clamp_min(1e-12)" in finding
+
+
+ENTROPY_EPS = {"1e-12": True, "1e-30": True, "1e-8": True, "1e-6": False, "torch.finfo(p.dtype).tiny": False,
+               "1e-4": False}
+
+
+@pytest.mark.parametrize("eps", sorted(ENTROPY_EPS))
+@pytest.mark.parametrize("form", ["p.clamp_min({eps})", "p.clamp(min={eps})", "p + {eps}"])
+def test_the_entropy_names_its_float16_underflow_only_where_its_constant_underflows(eps, form):
+    """A cause that quotes code is listed only where the student's code holds it: the clamp's constant must
+    be one float16 rounds to 0 (below 2.98e-8) for the underflow to be named."""
+    import ast
+
+    from grader.checks.nonfinite import causes_for, prune_causes
+
+    source = f"import torch\n\n\ndef attention_entropy(p):\n    return -(p * torch.log({form.format(eps=eps)})).sum(-1)\n"
+    message = f"`attention_entropy` output contains NaN at index (0,). {causes_for('attention_entropy')}"
+    pruned = prune_causes(message, ast.parse(source), "attention_entropy")
+    assert ("float16" in pruned) == ENTROPY_EPS[eps], pruned
+    # "clamp the weights before the log" only to a file that does not clamp already
+    assert ("log(0) = -inf" in pruned) == ("clamp" not in form), pruned
+
+
+FILLS = {'float("-inf")': False, "float('inf')": True, "-float('inf')": True, "torch.finfo(s.dtype).min": False,
+         "math.inf": True, "-1e9": False, 'float("+inf")': True}
+
+
+@pytest.mark.parametrize("fill", sorted(FILLS))
+@pytest.mark.parametrize("exercise", ["attention", "multi_head_attention"])
+def test_the_wrong_sign_fill_is_named_only_where_the_code_reaching_it_fills_with_inf(fill, exercise):
+    """The callers' causes read the code they reach: attention's mask fill lives in apply_mask."""
+    import ast
+
+    from grader.checks.nonfinite import causes_for, prune_causes
+
+    source = (f"import math\nimport torch\n\n\ndef apply_mask(s, m):\n    return s.masked_fill(~m, {fill})\n\n\n"
+              "def softmax(s, dim=-1):\n    return torch.exp(s) / torch.exp(s).sum(dim, keepdim=True)\n\n\n"
+              "def attention(q, k, v):\n    return softmax(apply_mask(q @ k.transpose(-2, -1), None)) @ v\n\n\n"
+              "def multi_head_attention(x):\n    return attention(x, x, x)\n")
+    message = f"`{exercise}` out contains NaN at index (0,). {causes_for(exercise)}"
+    pruned = prune_causes(message, ast.parse(source), exercise)
+    assert ("wrong sign" in pruned) == FILLS[fill], pruned
+    assert "exp() without subtracting the max" in pruned  # softmax calls exp: reached from both
+
+
+def test_a_cause_sentence_left_empty_is_dropped():
+    import ast
+
+    from grader.checks.nonfinite import causes_for, prune_causes
+
+    message = f"`SelfAttentionHead` output contains NaN. {causes_for('SelfAttentionHead')} Fix the mask."
+    tree = ast.parse("class SelfAttentionHead:\n    def forward(self, x):\n        return x.softmax(-1)\n")
+    pruned = prune_causes(message, tree, "SelfAttentionHead")
+    assert "exp()" not in pruned and "wrong sign" not in pruned and pruned.endswith("Fix the mask.")
+    assert "every score masked" in pruned  # quotes no code: stays
+
+
+@pytest.mark.parametrize("pattern", ["row", "entry", "past"])
+def test_a_count_on_finite_entries_still_fails_a_real_bug_beside_nan(grade, pattern):
+    """NaN does not hide a bug either: with no dropout after proj, the finite entries hold no zero, and the
+    check says so on them, naming how many entries it could not count."""
+    from tests.corpus_cases import corpus
+
+    case = next(c for c in corpus("mutants") if c.id == "attention-modules/mutants/mha_no_output_dropout")
+    poison = Variant("attention-modules", "MultiHeadAttention", pattern, POISONS[pattern])
+    source = case.source() + POISON_HELPER.format(**vars(poison)) + MODULE_WRAPPER.format(exercise=poison.exercise)
+    card = grade(source, "attention-modules")
+    check = next(c for c in card.checks if c.id == "test_dropout_after_the_projection_in_training_mode")
+    assert check.status == "failed" and "could not be judged" not in check.message, check.message
+    assert re.search(r"sets 0 of its \d+ finite output entries to 0 \(the other \d+ are NaN/inf", check.message), \
+        check.message

@@ -42,7 +42,9 @@ from grader.checks.nonfinite import (  # noqa: F401 - the checks call them as h.
     expect_finite,
     finite_entries,
     inconclusive_if_nonfinite,
+    naming_nonfinite,
     nonfinite_finding,
+    unjudged_gradient,
 )
 from grader.checks.seeding import randn, seed, seed_examples  # noqa: F401 - the checks call them as h.randn(...)
 from grader.sandbox.errors import StudentError
@@ -306,6 +308,9 @@ def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wr
             ) from None
         raise
     grads = result.grads or []
+    if hasattr(reference, c.fn):  # a NaN/inf output's cotangent is the reference's: no count read from it
+        unjudged_gradient(outputs_of(result.value), outputs_of(getattr(reference, c.fn)(*c.args, **c.kwargs)),
+                          c.fn, c.label)
     for k, (i, e) in enumerate(zip(wrt, expected)):
         what = f"the gradient of `{c.fn}` with respect to input #{i + 1} on {c.label}"
         g = grads[k] if k < len(grads) else None

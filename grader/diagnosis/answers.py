@@ -262,8 +262,9 @@ def answer_text(answer: Answer, reference: Answer, as_mistake: bool = True) -> s
         g, e = mine.detach().cpu().double(), theirs.detach().cpu().double()
         diff = torch.where(torch.isnan(g) & torch.isnan(e), torch.zeros_like(g), (g - e).abs().nan_to_num(float("inf")))
         where = tuple(int(j) for j in torch.nonzero(diff == diff.max())[0]) if diff.numel() else ()
-        return (f"{g[where].item():.4g} at index {where} of {which} with your code, as with this mistake; "
-                f"the reference gives {e[where].item():.4g}.")
+        # + 0.0: a -0 reads as 0 (the sign of a zero is no part of any answer here)
+        return (f"{g[where].item() + 0.0:.4g} at index {where} of {which} with your code, as with this mistake; "
+                f"the reference gives {e[where].item() + 0.0:.4g}.")
     return "the same answers as this mistake, and not the reference's."
 
 

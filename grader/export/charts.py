@@ -18,6 +18,7 @@ from grader.words import count
 # A white-to-navy sequential ramp (ColorBrewer YlGnBu): weight 0 reads as empty paper, 1 as ink.
 RAMP = ("#ffffd9", "#edf8b1", "#c7e9b4", "#7fcdbb", "#41b6c4", "#1d91c0", "#225ea8", "#253494", "#081d58")
 FUTURE_FILL = "#f1f1f1"  # a masked (future) cell that correctly holds no weight
+NONFINITE_FILL = "#c51b7d"  # NaN or inf: a magenta no weight on RAMP can take, and not the leak's red
 LEAK = 5e-4  # weight above this in the future half is drawn as a leak (the card keeps 4 decimals)
 AXIS_GUTTER = 22  # room for an axis title
 CHAR_WIDTH = 7.5  # px per label character at the report's label size
@@ -33,6 +34,7 @@ class Cell:
     tip: str  # hover text
     future: bool  # above the diagonal: a position the causal mask forbids
     leak: bool  # future and holding weight
+    nonfinite: str = ""  # "NaN", "inf" or "-inf" where the value is not a number the ramp can show
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class Heatmap:
     boundary: str  # SVG path data: the staircase between past and future
     font: float
     leaks: int
+    nonfinite: tuple[str, ...] = ()  # "<query> looks at <key>: NaN" for each NaN/inf cell, in reading order
 
     @property
     def grid_width(self) -> float:
@@ -103,23 +106,34 @@ def heatmap(key: str, matrix: Sequence[Sequence[float]], labels: Sequence[str], 
     cells = []
     for r, row in enumerate(matrix):
         for c, value in enumerate(row):
-            value = float(value)
+            value = float(value)  # "NaN", "inf" and "-inf" (the card's words for them) read as floats too
             future = c > r
-            leak = future and abs(value) > LEAK
-            fill = FUTURE_FILL if future and not leak else colour(value)
+            odd = nonfinite_word(value)
+            leak = future and not odd and abs(value) > LEAK
+            fill = NONFINITE_FILL if odd else FUTURE_FILL if future and not leak else colour(value)
+            shown = odd or f"{value:.4f}"
             cells.append(Cell(
                 x=left + c * cell, y=top + r * cell, fill=fill, ink=ink_for(fill),
-                text=f"{value:.3f}" if annotate else "",
-                tip=f"{labels[r]} looks at {labels[c]}: {value:.4f}" + (" (future: masked)" if future else ""),
-                future=future, leak=leak,
+                text=(odd or f"{value:.3f}") if annotate else "",
+                tip=f"{labels[r]} looks at {labels[c]}: {shown}" + (" (future: masked)" if future else ""),
+                future=future, leak=leak, nonfinite=odd,
             ))
     rows = tuple(Label(left - 8, top + (r + 0.5) * cell, str(t)) for r, t in enumerate(labels))
     cols = tuple(Label(left + (c + 0.5) * cell, top - 8, str(t)) for c, t in enumerate(labels))
     path = [f"M{left + cell:g},{top:g}"]
     for _ in range(n - 1):
         path.append(f"v{cell:g}h{cell:g}")
+    odd_cells = tuple(f"{labels[i // n]} looks at {labels[i % n]}: {c.nonfinite}"
+                      for i, c in enumerate(cells) if c.nonfinite)
     return Heatmap(key, left + n * cell + 6, top + n * cell + 6, cell, left, top, tuple(cells), rows, cols,
-                   "".join(path), font, sum(c.leak for c in cells))
+                   "".join(path), font, sum(c.leak for c in cells), odd_cells)
+
+
+def nonfinite_word(value: float) -> str:
+    """"NaN", "inf" or "-inf" for a value no colour on RAMP can show; "" for a finite one."""
+    if math.isfinite(value):
+        return ""
+    return "NaN" if value != value else ("inf" if value > 0 else "-inf")
 
 
 @dataclass(frozen=True)
@@ -163,7 +177,8 @@ def bar_chart(series: Sequence[Sequence[float]], names: Sequence[str], group_lab
               line: float | None = None, line_text: str = "") -> BarChart:
     """Grouped bars for ``series`` (each a list of values per group), y from 0, with a dashed ``line``."""
     groups = max(len(s) for s in series)
-    top_value = max([*(v for s in series for v in s), line or 0.0, 1e-9])
+    series = [[float(v) for v in s] for s in series]  # the card's "NaN" / "inf" words read as floats
+    top_value = max([*(v for s in series for v in s if math.isfinite(v)), line or 0.0, 1e-9])
     step = _nice_step(top_value)
     y_max = math.ceil(top_value * 1.12 / step) * step
     left, top, plot_h = 48.0, 18.0, 210.0
@@ -175,10 +190,11 @@ def bar_chart(series: Sequence[Sequence[float]], names: Sequence[str], group_lab
         for k, values in enumerate(series):
             if g >= len(values):
                 continue
-            v = max(float(values[g]), 0.0)
+            odd = nonfinite_word(values[g])
+            v = 0.0 if odd else max(values[g], 0.0)
             h = plot_h * v / y_max
             bars.append(Bar(left + g * group_w + 13.0 + 30.0 * k, bottom - h, 26.0, h, SERIES_COLOURS[k % 2],
-                            f"{values[g]:.2f}", f"{names[k]}, {group_label} {g}: {values[g]:.4f}"))
+                            odd or f"{values[g]:.2f}", f"{names[k]}, {group_label} {g}: {odd or f'{values[g]:.4f}'}"))
     labels = tuple(Label(left + g * group_w + group_w / 2, bottom + 16, f"{group_label} {g}") for g in range(groups))
     ticks = tuple(Tick(bottom - plot_h * (i * step) / y_max, f"{i * step:g}")
                   for i in range(int(round(y_max / step)) + 1))

@@ -15,6 +15,7 @@ name="grader-view">``) so a batch can tell which view an old page has.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,6 +128,7 @@ def _page(card: Scorecard, view: str, stopped: tuple[str, int] | None = None) ->
                     if card.figures is not None else None),
         "legend": charts.legend_stops(),
         "future_fill": charts.FUTURE_FILL,
+        "nonfinite_fill": charts.NONFINITE_FILL,
     }
 
 
@@ -201,10 +203,11 @@ def _pair(key: str, figure: dict[str, Any]) -> dict[str, Any]:
     return {
         "student": mine,
         "reference": charts.heatmap(f"{key}-reference", reference, tokens),
-        "matches": diff <= MATCH,
+        "matches": diff <= MATCH and not mine.nonfinite,
         "difference": diff,
         "where": (tokens[where[0]], tokens[where[1]]) if where else None,
         "leaks": mine.leaks,
+        "nonfinite": mine.nonfinite,
     }
 
 
@@ -213,7 +216,7 @@ def _worked_example(figure: dict[str, Any]) -> dict[str, Any]:
     tokens = [str(t) for t in figure["tokens"]]
     outputs = []
     for token, got, expected in zip(tokens, figure["student_out"], figure["reference_out"]):
-        close = len(got) == len(expected) and all(abs(a - b) <= 1e-3 for a, b in zip(got, expected))
+        close = len(got) == len(expected) and all(abs(float(a) - float(b)) <= 1e-3 for a, b in zip(got, expected))
         outputs.append({"token": token, "got": _vector(got), "expected": _vector(expected), "close": close})
     return {**pair, "outputs": outputs}
 
@@ -223,43 +226,63 @@ def _long_sequence(figure: dict[str, Any]) -> dict[str, Any]:
 
 
 def _head_entropy(figure: dict[str, Any], failed: set[str] = frozenset()) -> dict[str, Any]:
-    student = [float(x) for x in figure["student"]]
+    student = [float(x) for x in figure["student"]]  # "NaN" / "inf" (the card's words) read as floats
     reference = [float(x) for x in figure["reference"]]
     uniform = figure.get("uniform")
     chart = charts.bar_chart([student, reference], ["yours", "reference"], "head",
                              line=float(uniform) if uniform is not None else None,
                              line_text="uniform weights over the past")
     gaps = [abs(a - b) for a, b in zip(student, reference)]
-    return {"chart": chart, "matches": len(student) == len(reference) and max(gaps, default=0.0) <= 1e-3,
+    nonfinite = [f"head {h}: {charts.nonfinite_word(v)}" for h, v in enumerate(student) if charts.nonfinite_word(v)]
+    return {"chart": chart, "matches": len(student) == len(reference) and not (max(gaps, default=0.0) > 1e-3)
+            and not nonfinite,
             "collapsed": [h for h, v in enumerate(student) if v < 0.05], "hint": entropy_hint(failed),
-            "own_entropy_failed": "attention_entropy" in failed}
+            "own_entropy_failed": "attention_entropy" in failed, "nonfinite": nonfinite}
 
 
 def _break_it(figure: dict[str, Any]) -> dict[str, Any]:
-    cases = []
+    """Each case's map and the words under it. The scores' spread says whose functions gave it: the
+    student's ``attention_scores`` (and ``scale_scores``), or, where the card says so or is older than that
+    field, the reference's."""
+    d = int(figure["head_size"])
+    cases, spreads = [], []
     for name, flag in (("scaled", "scale=True"), ("unscaled", "scale=False")):
         case = figure[name]
         weights = case["weights"]
         labels = [str(t) for t in range(len(weights))]
+        std = case.get("score_std")
+        whose = case.get("score_std_from", "reference")
+        computed = f"scale_scores(attention_scores(q, k), {d})" if name == "scaled" else "attention_scores(q, k)"
+        spread = ""
+        if std is not None:
+            spreads.append(float(std))
+            value = charts.nonfinite_word(float(std)) or f"{float(std):.3g}"
+            spread = (f"raw scores σ {value}, from your `{computed}`" if whose == "yours"
+                      else f"raw scores σ {value}, from the reference's `{computed}` (yours could not give it)")
+        entropy = float(case["mean_entropy"])
         cases.append({"name": name, "flag": flag, "map": charts.heatmap(f"break-{name}", weights, labels),
-                      "entropy": float(case["mean_entropy"]), "score_std": case.get("score_std")})
-    reference = figure.get("reference_mean_entropy") or {}
-    return {"head_size": int(figure["head_size"]), "cases": cases, "reference": reference}
+                      "entropy": charts.nonfinite_word(entropy) or f"{entropy:.3f}", "spread": spread})
+    reference = {k: f"{float(v):.3f}" for k, v in (figure.get("reference_mean_entropy") or {}).items()}
+    finite = len(spreads) == 2 and all(math.isfinite(s) for s in spreads) and spreads[0] > 0
+    ratio = f"{spreads[1] / spreads[0]:.0f}×" if finite else ""
+    return {"head_size": d, "cases": cases, "reference": reference, "ratio": ratio}
 
 
 def _largest_difference(a: list[list[float]], b: list[list[float]]) -> tuple[float, tuple[int, int] | None]:
+    """The largest gap between finite entries, and where; NaN/inf cells are named by the map instead."""
     if len(a) != len(b) or any(len(x) != len(y) for x, y in zip(a, b)):
         raise ValueError("the student's and the reference's matrices differ in shape")
     worst, where = 0.0, None
     for r, (x, y) in enumerate(zip(a, b)):
         for c, (u, v) in enumerate(zip(x, y)):
-            if abs(u - v) > worst:
-                worst, where = abs(u - v), (r, c)
+            gap = abs(float(u) - float(v))
+            if math.isfinite(gap) and gap > worst:
+                worst, where = gap, (r, c)
     return worst, where
 
 
 def _vector(values: list[float]) -> str:
-    return "[" + ", ".join(f"{float(v):.3f}" for v in values) + "]"
+    return "[" + ", ".join(charts.nonfinite_word(float(v)) or f"{float(v):.3f}" for v in values) + "]"
 
 
 # What can make multi_head_attention's per-head entropies differ from the reference's, by the exercise

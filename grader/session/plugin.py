@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import pytest
 
+from grader.checks.nonfinite import prune_causes
 from grader.checks.plan import ASSIGNMENT
 from grader.config import AssignmentConfig
 from grader.diagnosis.diagnose import Diagnoser
@@ -179,8 +180,11 @@ class GraderPlugin:
             requests = tuple(self.context.student.recorded())  # settling the card may replay them
             diagnosable = verdict["status"] in ("failed", "error") and isinstance(ran.error, (AssertionError, StudentError))
             visible = facts.visible  # only a visible check's inputs may be quoted as evidence
+        # A NaN cause that quotes code is named only where the student's code holds it (``nonfinite.prune_causes``).
+        tree = self.context.submission.tree if self.context is not None else None
+        message = prune_causes(verdict["message"], tree, facts.exercise)
         return Verdict(test=facts.test, check_id=facts.check_id, exercise=facts.exercise, status=verdict["status"],
-                       message=verdict["message"], duration_s=round(ran.duration, 6), requests=requests,
+                       message=message, duration_s=round(ran.duration, 6), requests=requests,
                        diagnosable=diagnosable, visible=visible)
 
     def _judged(self, facts: CheckFacts, verdict: dict[str, Any]) -> dict[str, Any]:

@@ -321,11 +321,13 @@ def test_causal_false_is_permutation_equivariant(student):
     out, w = _attend(student, q, k, v, causal=False)
     out_p, w_p = _attend(student, q[:, p], k[:, p], v[:, p], causal=False)
     again, w_again = _attend(student, q, k, v, causal=False, stream=1)  # its own run-to-run noise, if any
-    h.expect_permuted(out_p, out[:, p], "`attention(..., causal=False)` out for permuted tokens",
-                      h.noise_margin(out, again))
-    h.expect_permuted(w_p, w[:, p][:, :, p], "`attention(..., causal=False)` weights for permuted tokens",
-                      h.noise_margin(w, w_again))
-    h.inconclusive_if_nonfinite("permutation equivariance", (out, "`attention(..., causal=False)` out", "q, k 2x5x4, v 2x5x6"),
-                                (w, "`attention(..., causal=False)` weights", "q, k 2x5x4, v 2x5x6"),
-                                (out_p, "`attention(..., causal=False)` out", "the same tokens permuted"),
-                                (w_p, "`attention(..., causal=False)` weights", "the same tokens permuted"))
+    seen = ((out, "`attention(..., causal=False)` out", "q, k 2x5x4, v 2x5x6"),
+            (w, "`attention(..., causal=False)` weights", "q, k 2x5x4, v 2x5x6"),
+            (out_p, "`attention(..., causal=False)` out", "the same tokens permuted"),
+            (w_p, "`attention(..., causal=False)` weights", "the same tokens permuted"))
+    with h.naming_nonfinite(*seen):
+        h.expect_permuted(out_p, out[:, p], "`attention(..., causal=False)` out for permuted tokens",
+                          h.noise_margin(out, again))
+        h.expect_permuted(w_p, w[:, p][:, :, p], "`attention(..., causal=False)` weights for permuted tokens",
+                          h.noise_margin(w, w_again))
+    h.inconclusive_if_nonfinite("permutation equivariance", *seen)

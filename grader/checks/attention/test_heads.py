@@ -21,6 +21,7 @@ def test_head_h_holds_channels_of_its_slice(student):
     got = h.as_tensor(student.split_heads(x, H), "`split_heads`")
     h.expect_shape(got, (B, H, T, C // H), "`split_heads` for x 2x5x12 and 3 heads")
     d = C // H
+    h.expect_finite(got, "`split_heads` output", "x 2x5x12 (0, 1, 2, ...) and 3 heads", expected=x.reshape(B, T, H, d).transpose(1, 2))
     for head in range(H):
         want = x[:, :, head * d:(head + 1) * d]
         if not torch.equal(got[:, head], want):
@@ -52,6 +53,7 @@ def test_merge_inverts_split(student, reference):
     heads = reference.split_heads(x, H)
     got = h.as_tensor(student.merge_heads(heads), "`merge_heads`")
     h.expect_shape(got, (B, T, C), "`merge_heads` for x 2x3x5x4")
+    h.expect_finite(got, "`merge_heads` output", "split_heads(x) for x 2x5x12", expected=x)
     if not torch.equal(got, x):
         hint = ("A plain reshape without moving the head dim back mixes heads and tokens: transpose(1, 2) first, then reshape."
                 if torch.equal(got, heads.reshape(B, T, C)) else "merge_heads must undo split_heads exactly.")
@@ -66,6 +68,9 @@ def test_split_then_merge_round_trips_on_random_shapes(student, reference, hidde
     own split_heads is judged by split_heads' checks and never costs merge_heads a point."""
     x = h.randn(b, t, n_heads * d, seed=h.seed(b * 1000 + t * 100 + n_heads * 10 + d, hidden_examples))
     back = h.as_tensor(student.merge_heads(reference.split_heads(x, n_heads)), "`merge_heads`")
+    if tuple(back.shape) == tuple(x.shape):
+        h.expect_finite(back, "`merge_heads` output", f"split_heads(x, {n_heads}) for x of shape {(b, t, n_heads * d)}",
+                        expected=x)
     assert torch.equal(back, x), (
         f"merge_heads(split_heads(x, {n_heads})) differs from x for x of shape {(b, t, n_heads * d)}: merge_heads must "
         "undo split_heads exactly (transpose(1, 2), then reshape to (B, T, n_heads * d_head))")

@@ -127,12 +127,15 @@ def test_causal_false_is_permutation_equivariant(student):
     out, w = _run(student, x, ws, H, causal=False)
     out_p, w_p = _run(student, x[:, p], ws, H, causal=False)
     again, w_again = _run(student, x, ws, H, causal=False, stream=1)  # its own run-to-run noise, if any
-    h.expect_permuted(out_p, out[:, p], "`multi_head_attention(..., causal=False)` out for permuted tokens",
-                      h.noise_margin(out, again))
-    h.expect_permuted(w_p, w[:, :, p][:, :, :, p],
-                      "`multi_head_attention(..., causal=False)` weights for permuted tokens", h.noise_margin(w, w_again))
     label = "x 2x5x12, 3 heads"
-    h.inconclusive_if_nonfinite("permutation equivariance", (out, "`multi_head_attention(..., causal=False)` out", label),
-                                (w, "`multi_head_attention(..., causal=False)` weights", label),
-                                (out_p, "`multi_head_attention(..., causal=False)` out", "the same tokens permuted"),
-                                (w_p, "`multi_head_attention(..., causal=False)` weights", "the same tokens permuted"))
+    seen = ((out, "`multi_head_attention(..., causal=False)` out", label),
+            (w, "`multi_head_attention(..., causal=False)` weights", label),
+            (out_p, "`multi_head_attention(..., causal=False)` out", "the same tokens permuted"),
+            (w_p, "`multi_head_attention(..., causal=False)` weights", "the same tokens permuted"))
+    with h.naming_nonfinite(*seen):
+        h.expect_permuted(out_p, out[:, p], "`multi_head_attention(..., causal=False)` out for permuted tokens",
+                          h.noise_margin(out, again))
+        h.expect_permuted(w_p, w[:, :, p][:, :, :, p],
+                          "`multi_head_attention(..., causal=False)` weights for permuted tokens",
+                          h.noise_margin(w, w_again))
+    h.inconclusive_if_nonfinite("permutation equivariance", *seen)

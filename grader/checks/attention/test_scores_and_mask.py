@@ -84,4 +84,6 @@ def test_masked_positions_become_minus_inf(student, cases):
         f"(found {hidden[~(torch.isinf(hidden) & (hidden < 0))][:3].tolist()})"
     )
     kept = got[..., mask]
+    h.expect_finite(kept, "`apply_mask` output where the mask is True", "scores 2x3x5x7, mask 5x7",
+                    expected=scores[..., mask])
     assert torch.equal(kept, scores[..., mask]), "`apply_mask` changed scores where the mask is True; keep them as they are"
