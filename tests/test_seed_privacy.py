@@ -184,8 +184,8 @@ class _Server:
     """Stands in for the worker server ``grader grade`` starts: the card is already graded."""
 
     @classmethod
-    def forked(cls) -> _Server:
-        """How ``grader grade`` starts its server: nothing to start here."""
+    def started(cls) -> _Server:
+        """How ``grader grade`` starts its server (``launcher.start_server``): nothing to start here."""
         return cls()
 
     def close(self) -> None:
@@ -211,7 +211,7 @@ def test_grade_report_is_the_students_and_its_card_the_staffs(case: Case, tmp_pa
             return case.card
 
     monkeypatch.setattr(api, "Grader", Graded)
-    monkeypatch.setattr("grader.cli.shared.WorkerServer", _Server)
+    monkeypatch.setattr("grader.cli.shared.start_server", _Server.started)
     submission = tmp_path / "submission.py"
     shutil.copy(SOURCE, submission)
     out = tmp_path / "graded" / f"{STUDENT}.json"
