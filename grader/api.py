@@ -140,7 +140,7 @@ class Grader:
                 worker.ensure_started()
                 env["isolation"] = dict(sorted(worker.layers.items()))
                 _enforce_strict(self.strict, worker.layers)
-                student = StudentProxy(worker)
+                student = StudentProxy(worker, {ex.name: ex.returns for ex in assignment.exercises})
                 outcomes = self._judge.run(session.Context(student, worker, submission, seed))
                 pictures = self._figures(student, worker)
                 worker.close()  # before reading the output, so all of it is in

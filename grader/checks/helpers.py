@@ -46,7 +46,7 @@ from grader.checks.nonfinite import (  # noqa: F401 - the checks call them as h.
 )
 from grader.checks.seeding import randn, seed, seed_examples  # noqa: F401 - the checks call them as h.randn(...)
 from grader.sandbox.errors import StudentError
-from grader.sandbox.protocol import Opaque
+from grader.sandbox import returned
 from grader.sandbox.proxy import StudentProxy
 
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
@@ -69,11 +69,8 @@ def shape_text(x: Any) -> str:
 
 
 def describe(value: Any) -> str:
-    if isinstance(value, Opaque):
-        return f"a {value.type_name}"
-    if isinstance(value, torch.Tensor):
-        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
-    return f"a {type(value).__name__}"
+    """What a student's function returned, in words (``returned.describe``)."""
+    return returned.describe(value)
 
 
 def as_tensor(value: Any, what: str) -> torch.Tensor:
@@ -302,6 +299,11 @@ def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wr
                 "in autograd (a .detach(), .item(), .tolist() or a new torch.tensor(...) breaks the graph)"
             ) from None
         raise
+    returned = outputs_of(result.value)
+    if [tuple(o.shape) for o in returned] != [tuple(ct.shape) for ct in cotangents]:  # its gradient is not the contract's
+        raise AssertionError(f"`{c.fn}` on {c.label} returned {describe(result.value)}; the contract's output"
+                             f"{'s have shapes' if len(cotangents) > 1 else ' has shape'} "
+                             f"{', '.join(str(tuple(ct.shape)) for ct in cotangents)}, so its gradient could not be compared")
     grads = result.grads or []
     for k, (i, e) in enumerate(zip(wrt, expected)):
         what = f"the gradient of `{c.fn}` with respect to input #{i + 1} on {c.label}"

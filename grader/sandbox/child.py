@@ -156,7 +156,9 @@ def call(namespace: dict[str, Any], request: dict) -> dict:
 def _vjp(result: Any, inputs: list[torch.Tensor], cotangents: Any) -> list[torch.Tensor | None]:
     outputs = result if isinstance(result, (tuple, list)) else (result,)
     cots = cotangents if isinstance(cotangents, (tuple, list)) else (cotangents,)
-    pairs = [(o, c) for o, c in zip(outputs, cots) if c is not None and isinstance(o, torch.Tensor)]
+    # An output of another shape than its cotangent (a malformed return: the judge says what it was) gets none.
+    pairs = [(o, c) for o, c in zip(outputs, cots)
+             if c is not None and isinstance(o, torch.Tensor) and tuple(o.shape) == tuple(c.shape)]
     if not pairs:
         return [None for _ in inputs]
     grads = torch.autograd.grad(
@@ -255,7 +257,7 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
                 x = x.detach().requires_grad_(True)
             rng.reset(seed)  # every input from the same state: one input twice gives one output twice
             out = run(x)
-            if cot is not None and isinstance(out, torch.Tensor):
+            if cot is not None and isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(cot.shape):
                 (g,) = torch.autograd.grad(out, x, cot.to(out.dtype), allow_unused=True)
                 grads.append(None if g is None else g.detach())
             outputs.append(_plain(out))

@@ -10,11 +10,11 @@ probe.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
-from grader.sandbox import rng
+from grader.sandbox import returned, rng
 from grader.sandbox.client import SubmissionWorker, raise_for_reply
 from grader.sandbox.errors import LoadFailed
 
@@ -27,10 +27,13 @@ class CallResult:
 
 
 class StudentProxy:
-    """Calls into the submission; every value returned is plain data."""
+    """Calls into the submission; every value returned is plain data, checked against ``returns`` (each
+    contract function's declared outputs, assignments.yaml) and followed into the judge's arithmetic
+    (``returned``: what it returned is the student's, never an internal error)."""
 
-    def __init__(self, worker: SubmissionWorker) -> None:
+    def __init__(self, worker: SubmissionWorker, returns: Mapping[str, Sequence[str]] | None = None) -> None:
         self._worker = worker
+        self._returns = dict(returns or {})
         self._requests: list[tuple[dict, dict]] = []
         self._check, self._salt = "", 0
 
@@ -85,8 +88,8 @@ class StudentProxy:
         message = {
             "op": "call",
             "fn": name,
-            "args": list(args),
-            "kwargs": kwargs,
+            "args": list(returned.plain(args)),
+            "kwargs": returned.plain(kwargs),
             "seed": self.rng_seed(stream),
             "vjp": vjp,
             "return_args": return_args,
@@ -94,22 +97,37 @@ class StudentProxy:
         reply = self._worker.request(message, f"`{name}`")
         self._requests.append((message, reply))
         self._raise(reply, name)
-        return CallResult(reply.get("value"), reply.get("grads"), reply.get("args"))
+        value = reply.get("value")
+        names = self._returns.get(name)
+        if names is not None:
+            returned.check_kind(name, value, names)
+            value = returned.follow(f"`{name}`", value, names, _given(message["args"]))
+        return CallResult(value, reply.get("grads"), reply.get("args"))
 
     def probe(self, cls: str, *args: Any, stream: int = 0, **options: Any) -> dict[str, Any]:
         """Construct ``cls(*args)`` in the child and report facts (see ``child.probe``); ``stream`` as in ``call``,
         for the forwards only: the module is always built in the check's own state, so weights the check does not
         load are the same on every stream."""
         message = {"op": "probe", "cls": cls, "args": list(args), "seed": self.rng_seed(stream),
-                   "build_seed": self.rng_seed(0), **options}
+                   "build_seed": self.rng_seed(0), **returned.plain(options)}
         reply = self._worker.request(message, f"`{cls}`")
         self._requests.append((message, reply))
         self._raise(reply, cls)
         facts = reply.get("facts")
-        return facts if isinstance(facts, dict) else {}
+        if not isinstance(facts, dict):
+            return {}
+        if isinstance(facts.get("outputs"), list):  # forward's outputs, followed as a function's are
+            facts = {**facts, "outputs": [returned.follow(f"`{cls}` forward", out, ("output",)) for out in facts["outputs"]]}
+        return facts
 
     def _raise(self, reply: dict, name: str) -> None:
         if reply.get("kind") == "memory":
             reply = {**reply, "message": f"memory limit {self._worker.limits.memory_mib} MiB exceeded"}
         raise_for_reply(reply, name, self._worker.where)
 
+
+
+def _given(args: Sequence[Any]) -> str:
+    """The tensor arguments' shapes, for a sentence about what a function returned: 'inputs 2x5x4, 2x5x6'."""
+    shapes = ["x".join(str(s) for s in a.shape) or "0-d" for a in args if isinstance(a, torch.Tensor)]
+    return f"input{'s' if len(shapes) > 1 else ''} {', '.join(shapes)}" if shapes else ""

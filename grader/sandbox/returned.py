@@ -1,0 +1,151 @@
+"""What a student's function returned, checked at the proxy and followed into the judge's arithmetic.
+
+A check does arithmetic on what the student returned: it indexes the weights, compares the out with
+the reference's, multiplies two results together. On a value of the wrong kind (``None``, a list, a
+NumPy array, a tuple of three) or of the wrong shape (``(weights, out)`` where ``(out, weights)`` is
+the contract) that arithmetic raises torch's own error, and a check's error that is not an assertion
+reads as the grader's bug ("internal check error"). It is the student's, and the student should read
+what their function returned. So, at the one door between the checks and the submission (``proxy``):
+
+* ``check_kind``: the value must be what the contract's ``returns:`` (assignments.yaml) declares, one
+  tensor or a tuple of as many tensors as it names. Anything else is a ``MalformedReturn`` at once,
+  naming the function and what it returned.
+* ``follow``: each tensor returned is a ``Returned``, a tensor that remembers which function returned it
+  and what that whole return was. Torch ops on it run as on a plain tensor (their results remember too);
+  an op that raises (a shape that does not broadcast, a dtype that does not multiply) raises a
+  ``MalformedReturn`` naming that function and its return instead of torch's error.
+
+``MalformedReturn`` is an assertion, so a check that falls back to the contract where the student's
+helper fails (``except (StudentError, AssertionError)``) falls back here too, and a check that cannot
+falls back fails with the student's sentence; it is a ``StudentProblem``, so the pictures say it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from grader.sandbox.errors import StudentProblem
+from grader.sandbox.protocol import Opaque
+
+# torch's own errors on values it cannot combine; anything else from a check is still the grader's bug
+OP_ERRORS = (RuntimeError, TypeError, ValueError, IndexError)
+
+
+class MalformedReturn(StudentProblem, AssertionError):
+    """A student's function returned a value a check could not use as the contract's: the check fails with this."""
+
+    status = "failed"
+
+
+def describe(value: Any, depth: int = 0) -> str:
+    """A returned value in words: 'a float32 tensor of shape (2, 5, 6)', 'None', 'a tuple (a ..., a ...)'."""
+    if isinstance(value, torch.Tensor):
+        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
+    if value is None:
+        return "None"
+    if isinstance(value, Opaque):
+        return f"a {value.type_name}"
+    if isinstance(value, (tuple, list)):
+        kind = type(value).__name__
+        if depth or len(value) > 4:
+            return f"a {kind} of {len(value)}"
+        return f"a {kind} ({', '.join(describe(v, depth + 1) for v in value)})" if value else f"an empty {kind}"
+    if isinstance(value, bool):
+        return f"the bool {value}"
+    if isinstance(value, (int, float)):
+        return f"the Python {type(value).__name__} {value:g}"
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple):
+        return f"a {type(value).__module__.split('.')[0]} {type(value).__name__} of shape {shape}"
+    return f"a {type(value).__name__}"
+
+
+def expected(names: Sequence[str]) -> str:
+    """The contract's return in words: 'a torch.Tensor', 'a tuple (out, weights) of torch.Tensors'."""
+    return "a torch.Tensor" if len(names) == 1 else f"a tuple ({', '.join(names)}) of torch.Tensors"
+
+
+def check_kind(fn: str, value: Any, names: Sequence[str]) -> None:
+    """Raise ``MalformedReturn`` unless ``value`` is what ``fn``'s contract returns: a tensor, or a tuple of
+    ``len(names)`` tensors."""
+    if len(names) == 1:
+        ok = isinstance(value, torch.Tensor)
+    else:
+        ok = (isinstance(value, tuple) and len(value) == len(names)
+              and all(isinstance(v, torch.Tensor) for v in value))
+    if not ok:
+        raise MalformedReturn(f"`{fn}` returned {describe(value)}; expected {expected(names)}")
+
+
+class Returned(torch.Tensor):
+    """A tensor a student's function returned, with ``origin``: who returned it, and what that whole return was."""
+
+    origin: str = ""
+
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: Sequence[Any] = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        try:
+            with torch._C.DisableTorchFunctionSubclass():
+                result = func(*args, **kwargs)
+        except OP_ERRORS as exc:
+            origins = _origins(args, kwargs)
+            raise MalformedReturn(
+                f"{'; '.join(origins)}: this check could not compute with it as the contract's output "
+                f"(torch: {_first_line(exc)}). Return what the contract names, in its order, with the shapes "
+                "and dtype the lesson gives") from None
+        origin = _origins(args, kwargs)
+        return _mark(result, origin[0]) if origin else result
+
+
+def follow(who: str, value: Any, names: Sequence[str], given: str = "") -> Any:
+    """``value`` with each tensor in it a ``Returned`` that says ``who`` (```attention```) returned it
+    (``given``: on what)."""
+    whole = f"{who}{' on ' + given if given else ''} returned {describe(value)}"
+    if len(names) > 1 and isinstance(value, tuple):
+        whole += f" as ({', '.join(names[:len(value)])})"
+    if isinstance(value, torch.Tensor):
+        return _mark(value, whole)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_mark(v, whole) if isinstance(v, torch.Tensor) else v for v in value)
+    return value
+
+
+def plain(value: Any) -> Any:
+    """A ``Returned`` as the plain tensor it wraps (what goes back to the child, or to the reference)."""
+    if isinstance(value, Returned):
+        with torch._C.DisableTorchFunctionSubclass():
+            return value.as_subclass(torch.Tensor)
+    if isinstance(value, (tuple, list)):
+        return type(value)(plain(v) for v in value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def _mark(value: Any, origin: str) -> Any:
+    if isinstance(value, torch.Tensor):
+        with torch._C.DisableTorchFunctionSubclass():
+            marked = value.as_subclass(Returned)
+        marked.origin = origin
+        return marked
+    if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
+        return type(value)(_mark(v, origin) for v in value) if type(value) in (tuple, list) else value
+    return value
+
+
+def _origins(args: Sequence[Any], kwargs: dict) -> list[str]:
+    found: list[str] = []
+    for a in (*args, *kwargs.values()):
+        items = a if isinstance(a, (tuple, list)) else (a,)
+        for x in items:
+            if isinstance(x, Returned) and x.origin and x.origin not in found:
+                found.append(x.origin)
+    return found
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else type(exc).__name__
