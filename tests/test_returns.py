@@ -5,12 +5,13 @@ that the exercise returns a *malformation* of its own answer: the tuple's elemen
 extra or a missing element, a NumPy array, a Python float, ``None``, another object, a tensor of the
 wrong rank, shape or dtype. Every check then runs on it. Each must end as the student's failure in
 that exercise, with a sentence naming what was returned; no check anywhere says "internal check
-error"; and an exercise that does not call the malformed one (in the reference) keeps full marks.
+error"; an exercise that does not call the malformed one (in the reference) keeps full marks; and a
+caller that raises on what the malformed one returned says so ("your `attention` calls your
+`softmax`, which returned ..."), for the functions of ``attention`` (a module's heads are not followed).
 
-The full product is 142 grades; the family graded is a fixed rotation through it (``FAMILY``): every
-exercise with three malformations, every malformation on several exercises, plus the quoted case
-(``attention`` returns ``(weights, out)``) and the second tuple exercise swapped. One grade per
-(exercise, malformation), so a failure is never blurred across exercises.
+Every (exercise, malformation) is graded, once each (142 grades, about a minute on one core of the
+2-core machine): one malformed function per submission, so a failure is never blurred across
+exercises.
 """
 
 from __future__ import annotations
@@ -111,21 +112,7 @@ def product() -> list[Malformed]:
     return found
 
 
-def rotation(per_exercise: int = 3) -> list[Malformed]:
-    """A fixed sample of ``product``: exercise i gets the malformations i*k .. i*k+k-1 (cyclically) of its own
-    list, so every malformation is met on several exercises; every swap is kept (the quoted case)."""
-    chosen: list[Malformed] = []
-    exercises: dict[tuple[str, str], list[Malformed]] = {}
-    for m in product():
-        exercises.setdefault((m.assignment, m.exercise), []).append(m)
-    for i, members in enumerate(exercises.values()):
-        picks = [members[(i * per_exercise + j) % len(members)] for j in range(per_exercise)]
-        picks += [m for m in members if m.malformation in TUPLE_ONLY]
-        chosen += [m for m in dict.fromkeys(picks)]
-    return chosen
-
-
-FAMILY = rotation()
+FAMILY = product()
 
 
 def callers(assignment: str) -> dict[str, set[str]]:
@@ -161,12 +148,13 @@ def cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dic
     return graded
 
 
-def test_the_family_covers_every_exercise_and_every_malformation():
-    assert {(m.assignment, m.exercise) for m in FAMILY} == {(m.assignment, m.exercise) for m in product()}
+def test_the_family_is_every_exercise_times_every_malformation():
+    exercises = {(a, ex.name) for a in REFERENCE for ex in load_config().assignment(a).exercises}
+    assert {(m.assignment, m.exercise) for m in FAMILY} == exercises
     assert {m.malformation for m in FAMILY} == set(MALFORMATIONS)
     assert Malformed("attention", "attention", "swapped") in FAMILY
     assert Malformed("attention", "multi_head_attention", "swapped") in FAMILY
-    assert len(product()) == 142 and len(FAMILY) < 60
+    assert len(FAMILY) == 142
 
 
 def test_callers_read_from_the_reference():
@@ -186,9 +174,14 @@ def test_a_malformed_return_is_the_students_failure_in_its_own_exercise(cards, m
     named = [c for c in own if member.exercise in c.message
              and any(word in c.message for word in ("returned", "shape", "expected a", "float16", "int64", "float32"))]
     assert named, f"{member.id}: no failed check names what `{member.exercise}` returned: {[c.message[:160] for c in own]}"
-    allowed = {member.exercise} | callers(member.assignment).get(member.exercise, set())
-    others = sorted({c.exercise for c in card.checks if c.exercise not in allowed and c.status not in ("passed", "skipped")})
+    calling = callers(member.assignment).get(member.exercise, set())
+    others = sorted({c.exercise for c in card.checks
+                     if c.exercise not in calling | {member.exercise} and c.status not in ("passed", "skipped")})
     assert not others, f"{member.id}: exercises that do not call `{member.exercise}` lost points: {others}"
+    if member.assignment == "attention":  # a module's heads are called through nn.Module: not followed (yet)
+        unnamed = [(c.exercise, c.id, c.message[:200]) for c in card.checks if c.exercise in calling
+                   and " raised " in c.message and f"calls your `{member.exercise}`" not in c.message]
+        assert not unnamed, f"{member.id}: a caller raised without naming what `{member.exercise}` returned: {unnamed[:2]}"
 
 
 def test_a_correct_caller_judged_with_the_contract_where_its_helper_returns_weights_first(grade):
@@ -207,3 +200,65 @@ def test_a_correct_caller_judged_with_the_contract_where_its_helper_returns_weig
 def test_a_generated_source_is_valid_python():
     for m in FAMILY:
         compile(m.source(), m.id, "exec")
+
+
+CALLER = '''
+def helper(x, scale=1):
+    return [x * scale]
+
+
+def failing(x):
+    raise ValueError("no")
+
+
+def middle(x):
+    return helper(x)
+
+
+def top(x, mode):
+    if mode == "after a return":
+        helper(x, scale=2)
+    if mode == "after a raise":
+        try:
+            failing(x)
+        except ValueError:
+            pass
+    if mode == "through":
+        middle(x)
+    [helper(i) for i in range(2)] if mode == "in a comprehension" else None
+    raise RuntimeError("the caller's own line")
+'''
+
+
+@pytest.mark.parametrize("mode, named", [("after a return", {"helper"}), ("after a raise", set()),
+                                         ("through", {"helper", "middle"}), ("in a comprehension", {"helper"})])
+def test_callees_report_what_returned_inside_a_call_that_raised(mode, named):
+    """What the child reports (``callees``): each of the submission's top-level functions that returned inside the
+    call, never one that raised (a profile hook sees both as 'return'); one called in a comprehension is its
+    function's callee."""
+    import sys
+
+    import torch
+
+    from grader.sandbox import callees
+
+    namespace: dict = {"__file__": "submission.py"}
+    exec(compile(CALLER, "submission.py", "exec"), namespace)  # noqa: S102 - trusted test code
+    before = sys.getprofile()
+    tracker = callees.Callees(namespace["top"], "submission.py")
+    with pytest.raises(RuntimeError), tracker:
+        namespace["top"](torch.ones(2, 3), mode)
+    assert sys.getprofile() is before
+    found = tracker.facts(namespace, "top").get("callees", [])
+    assert {c["name"] for c in found} == named
+    for c in found:
+        if mode != "in a comprehension":
+            assert c["returned"].startswith("a list (a float32 tensor of shape (2, 3)")
+            assert c["args"][0] == {"shape": [2, 3], "dtype": "float32"}
+    if mode == "after a return":
+        assert found[0]["kwargs"] == {} and found[0]["args"][1] == 2 and found[0]["by"] == "top"
+    if mode == "through":
+        assert [c["name"] for c in found] == ["helper", "middle"] and found[0]["by"] == "middle"
+    if mode == "in a comprehension":
+        assert found[0]["by"] == "top" and found[0]["args"] == [1, 1]  # the last call: helper(1), scale by default
+    assert tracker.facts(namespace, None) == {}  # raised outside the submission's code: nothing to say

@@ -353,7 +353,8 @@ def _fails_on_cpu_too(student: StudentProxy, case: Case, err: StudentError) -> N
         if on_cpu.exc_type == err.exc_type:
             raise AssertionError(
                 f"`{case.fn}` raises {err.exc_type} on CPU inputs as well (\"{str(on_cpu.reply.get('message', ''))[:160]}\"), "
-                "so whether it keeps to its inputs' device could not be checked; fix that error first") from None
+                "so whether it keeps to its inputs' device could not be checked; fix that error first"
+                + (f" ({on_cpu.note})" if on_cpu.note else "")) from None
 
 
 def _device_kept_on_cpu(student: StudentProxy, case: Case) -> list[Any]:
@@ -365,7 +366,7 @@ def _device_kept_on_cpu(student: StudentProxy, case: Case) -> list[Any]:
     except StudentError as err:
         raise AssertionError(
             f"`{case.fn}` raised {err.exc_type} on CPU inputs (\"{str(err.reply.get('message', ''))[:160]}\"); "
-            "it must work on whatever device its inputs are on") from None
+            "it must work on whatever device its inputs are on" + (f" ({err.note})" if err.note else "")) from None
     for k, out in enumerate(outputs_of(value)):
         t = as_tensor(out, f"`{case.fn}`")
         assert t.device.type == "cpu", (

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import torch
 
-from grader.sandbox import layers, protocol, rng, workspace
+from grader.sandbox import callees, layers, protocol, rng, workspace
 
 MAX_TRACEBACK = 2000
 
@@ -139,12 +139,15 @@ def call(namespace: dict[str, Any], request: dict) -> dict:
     wrt = [i for i in (vjp or {}).get("wrt", []) if isinstance(args[i], torch.Tensor)]
     for i in wrt:
         args[i] = args[i].detach().requires_grad_(True)
+    callee = callees.Callees(fn, str(namespace.get("__file__")))  # what its own helpers returned to it
     try:
         rng.reset(int(request.get("seed", 0)))  # inside: a submission that broke an RNG spoils only its own answer
-        result = fn(*args, **kwargs)
+        with callee:
+            result = fn(*args, **kwargs)
         grads = _vjp(result, [args[i] for i in wrt], vjp["cotangents"]) if vjp else None
     except BaseException as exc:  # noqa: BLE001 - every student failure becomes evidence
-        return {"ok": False, **describe_exception(exc, str(namespace.get("__file__")), name)}
+        facts = describe_exception(exc, str(namespace.get("__file__")), name)
+        return {"ok": False, **facts, **callee.facts(namespace, facts.get("function"))}
     reply: dict[str, Any] = {"ok": True, "value": _plain(result)}
     if vjp:
         reply["grads"] = grads

@@ -31,9 +31,11 @@ class StudentProxy:
     contract function's declared outputs, assignments.yaml) and followed into the judge's arithmetic
     (``returned``: what it returned is the student's, never an internal error)."""
 
-    def __init__(self, worker: SubmissionWorker, returns: Mapping[str, Sequence[str]] | None = None) -> None:
+    def __init__(self, worker: SubmissionWorker, returns: Mapping[str, Sequence[str]] | None = None,
+                 contract: Callable[[str, list, dict], returned.Outputs | None] | None = None) -> None:
         self._worker = worker
         self._returns = dict(returns or {})
+        self._contract = contract  # the reference's output shapes for given arguments (``returned.contract_outputs``)
         self._requests: list[tuple[dict, dict]] = []
         self._check, self._salt = "", 0
 
@@ -123,9 +125,30 @@ class StudentProxy:
     def _raise(self, reply: dict, name: str) -> None:
         if reply.get("kind") == "memory":
             reply = {**reply, "message": f"memory limit {self._worker.limits.memory_mib} MiB exceeded"}
-        raise_for_reply(reply, name, self._worker.where)
+        raise_for_reply(reply, name, self._worker.where, self._callee_note(reply, name))
 
-
+    def _callee_note(self, reply: dict, name: str) -> str:
+        """Where ``name`` raised (in it or deeper) after one of the student's own contract functions returned to it something that is
+        not the contract's answer to the same arguments (``callees``): which, and what it returned. '' otherwise:
+        a callee that returned the contract's answer is not named."""
+        reported = reply.get("callees")
+        if not isinstance(reported, list) or self._contract is None:
+            return ""
+        for callee in reported:
+            other = callee.get("name") if isinstance(callee, dict) else None
+            names = self._returns.get(other) if isinstance(other, str) else None
+            args, kwargs = callee.get("args"), callee.get("kwargs")
+            expected = (self._contract(other, list(args), dict(kwargs))
+                        if names and isinstance(args, list) and isinstance(kwargs, dict) else None)
+            if not names or expected is None:
+                continue
+            contract = returned.not_the_contracts(callee, expected, names)
+            if contract:
+                by = callee.get("by")
+                through = f" (through your `{by}`)" if isinstance(by, str) and by not in (name, other) else ""
+                return (f"your `{name}` calls your `{other}`{through}, which returned {str(callee.get('returned'))[:300]}, "
+                        f"where the contract's `{other}` returns {contract} for the same arguments: fix `{other}` first")
+        return ""
 
 def _given(args: Sequence[Any]) -> str:
     """The tensor arguments' shapes, for a sentence about what a function returned: 'inputs 2x5x4, 2x5x6'."""

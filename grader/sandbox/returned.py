@@ -22,7 +22,8 @@ falls back fails with the student's sentence; it is a ``StudentProblem``, so the
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from types import ModuleType
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -149,3 +150,53 @@ def _origins(args: Sequence[Any], kwargs: dict) -> list[str]:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:200] if text else type(exc).__name__
+
+
+Outputs = list[tuple[tuple[int, ...], str]]  # each output's shape and dtype name
+
+
+def contract_outputs(reference: ModuleType) -> Callable[[str, list, dict], Outputs | None]:
+    """What the reference returns for a call given as plain facts (``callees.plain_facts``): each output's shape
+    and dtype, worked out on the meta device (no data, no cost to speak of); None where it cannot say."""
+    def outputs(name: str, args: list, kwargs: dict) -> Outputs | None:
+        fn = getattr(reference, name, None)
+        if not callable(fn):
+            return None
+        try:
+            built = [_meta(a) for a in args]
+            named = {k: _meta(v) for k, v in kwargs.items()}
+            if any(isinstance(a, dict) for a in (*built, *named.values())):
+                return None  # an argument that was neither a tensor nor plain data: no contract answer
+            value = fn(*built, **named)
+        except Exception:  # noqa: BLE001 - the reference cannot take these arguments: nothing to compare with
+            return None
+        outs = value if isinstance(value, tuple) else (value,)
+        if not all(isinstance(o, torch.Tensor) for o in outs):
+            return None
+        return [(tuple(o.shape), str(o.dtype).removeprefix("torch.")) for o in outs]
+    return outputs
+
+
+def not_the_contracts(callee: dict, expected: Outputs, names: Sequence[str]) -> str:
+    """Where a callee's return (as ``callees`` reports it) is not the contract's: the contract's in words; ''
+    where it is."""
+    got = [(tuple(o["shape"]), o["dtype"]) if isinstance(o, dict) and "shape" in o else None
+           for o in callee.get("outputs") or []]
+    kind_ok = callee.get("kind") == ("tuple" if len(names) > 1 else "Tensor") or (
+        len(names) == 1 and callee.get("kind") in ("Parameter",))
+    if kind_ok and got == expected:
+        return ""
+    shapes = ", ".join(f"{n} {shape}" if len(names) > 1 else f"{shape}" for n, (shape, _) in zip(names, expected))
+    return f"{expected_words(names)} of shape{'s' if len(expected) > 1 else ''} {shapes}"
+
+
+def expected_words(names: Sequence[str]) -> str:
+    """'a tensor', 'a tuple (out, weights)'."""
+    return "a tensor" if len(names) == 1 else f"a tuple ({', '.join(names)})"
+
+
+def _meta(fact: Any) -> Any:
+    """A tensor's facts as an empty tensor of that shape and dtype on the meta device; anything else as it is."""
+    if isinstance(fact, dict) and "shape" in fact and "dtype" in fact:
+        return torch.empty(fact["shape"], dtype=getattr(torch, str(fact["dtype"])), device="meta")
+    return fact
