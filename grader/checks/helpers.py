@@ -233,7 +233,9 @@ def check_matches_reference(student: StudentProxy, reference: ModuleType, case: 
                             names: Sequence[str] = ("output",), hint: str = "") -> None:
     """Student output equals the float64 reference on the same rounded inputs, dtype kept."""
     c = case.cast(dtype)
-    got = outputs_of(student.call(c.fn, *c.args, **c.kwargs).value)
+    value = student.call(c.fn, *c.args, **c.kwargs).value
+    returned.check_kind(c.fn, value, names)  # an output check: the contract's kind (a tuple, not a list) is an output
+    got = outputs_of(value)
     expected = outputs_of(reference_answer(reference, case, dtype,
                                            lambda: reference_f64(getattr(reference, c.fn), *c.args, **c.kwargs)))
     what = f"`{c.fn}` on {c.label}"

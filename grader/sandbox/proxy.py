@@ -27,7 +27,7 @@ class CallResult:
 
 
 class StudentProxy:
-    """Calls into the submission; every value returned is plain data, checked against ``returns`` (each
+    """Calls into the submission; every value returned is plain data, compared with ``returns`` (each
     contract function's declared outputs, assignments.yaml) and followed into the judge's arithmetic
     (``returned``: what it returned is the student's, never an internal error)."""
 
@@ -37,6 +37,7 @@ class StudentProxy:
         self._returns = dict(returns or {})
         self._contract = contract  # the reference's output shapes for given arguments (``returned.contract_outputs``)
         self._requests: list[tuple[dict, dict]] = []
+        self._malformed: list[str] = []  # this check's returns that are not of the contract's kind, in words
         self._check, self._salt = "", 0
 
     def start_recording(self, check: str = "", salt: int = 0) -> None:
@@ -44,11 +45,16 @@ class StudentProxy:
         ``salt`` (the student's seed, ``grader.seeds``) from now on (``rng``): the judge calls this as each
         check starts."""
         self._requests = []
+        self._malformed = []
         self._check, self._salt = check, salt
 
     def rng_seed(self, stream: int = 0) -> int:
         """The RNG seed a request of the current check on ``stream`` starts from."""
         return rng.derive(self._check, stream, self._salt)
+
+    def malformed(self) -> list[str]:
+        """Since ``start_recording``: each return that was not of its contract's kind, in words (``returned``)."""
+        return list(self._malformed)
 
     def recorded(self) -> list[tuple[dict, dict]]:
         """Every (request, reply) since ``start_recording``: what a failed check's diagnosis replays."""
@@ -102,7 +108,9 @@ class StudentProxy:
         value = reply.get("value")
         names = self._returns.get(name)
         if names is not None:
-            returned.check_kind(name, value, names)
+            problem = returned.kind_problem(name, value, names)
+            if problem and problem not in self._malformed:
+                self._malformed.append(problem)
             value = returned.follow(f"`{name}`", value, names, _given(message["args"]))
         return CallResult(value, reply.get("grads"), reply.get("args"))
 

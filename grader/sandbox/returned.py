@@ -7,9 +7,11 @@ the contract) that arithmetic raises torch's own error, and a check's error that
 reads as the grader's bug ("internal check error"). It is the student's, and the student should read
 what their function returned. So, at the one door between the checks and the submission (``proxy``):
 
-* ``check_kind``: the value must be what the contract's ``returns:`` (assignments.yaml) declares, one
-  tensor or a tuple of as many tensors as it names. Anything else is a ``MalformedReturn`` at once,
-  naming the function and what it returned.
+* ``kind_problem``: the value should be what the contract's ``returns:`` (assignments.yaml) declares,
+  one tensor or a tuple of as many tensors as it names. The proxy notes each one that is not; an output
+  check requires the contract's kind (``check_kind``); a check whose own code then raises on such a value
+  (``None.double()``) ends as a ``MalformedReturn`` naming it (``explained``), never an internal error. A
+  property check that did not need the value (its inputs left alone) still judges its property.
 * ``follow``: each tensor returned is a ``Returned``, a tensor that remembers which function returned it
   and what that whole return was. Torch ops on it run as on a plain tensor (their results remember too);
   an op that raises (a shape that does not broadcast, a dtype that does not multiply) raises a
@@ -68,16 +70,39 @@ def expected(names: Sequence[str]) -> str:
     return "a torch.Tensor" if len(names) == 1 else f"a tuple ({', '.join(names)}) of torch.Tensors"
 
 
-def check_kind(fn: str, value: Any, names: Sequence[str]) -> None:
-    """Raise ``MalformedReturn`` unless ``value`` is what ``fn``'s contract returns: a tensor, or a tuple of
-    ``len(names)`` tensors."""
+def kind_problem(fn: str, value: Any, names: Sequence[str]) -> str:
+    """'' where ``value`` is what ``fn``'s contract returns (a tensor, or a tuple of ``len(names)`` tensors); else
+    the sentence that says what it returned instead."""
     if len(names) == 1:
         ok = isinstance(value, torch.Tensor)
     else:
         ok = (isinstance(value, tuple) and len(value) == len(names)
               and all(isinstance(v, torch.Tensor) for v in value))
-    if not ok:
-        raise MalformedReturn(f"`{fn}` returned {describe(value)}; expected {expected(names)}")
+    return "" if ok else f"`{fn}` returned {describe(value)}; expected {expected(names)}"
+
+
+def check_kind(fn: str, value: Any, names: Sequence[str]) -> None:
+    """Raise ``MalformedReturn`` unless ``value`` is what ``fn``'s contract returns (``kind_problem``): what an
+    output check asks; a property check uses what it can of the value."""
+    problem = kind_problem(fn, value, names)
+    if problem:
+        raise MalformedReturn(problem)
+
+
+# what a check's own code raises on a value of the wrong kind (None.double(), a list's .shape, unpacking three)
+KIND_ERRORS = (*OP_ERRORS, AttributeError, KeyError)
+
+
+def explained(error: BaseException | None, problems: Sequence[str]) -> BaseException | None:
+    """A check's ending, where it raised an error of its own code on a value of the wrong kind that the student's
+    function returned (``problems``, the proxy's ``malformed``): the student's failure naming that value, not an
+    internal error. Anything else as it is."""
+    if error is None or not problems or isinstance(error, (AssertionError, StudentProblem)):
+        return error
+    if not isinstance(error, KIND_ERRORS):
+        return error
+    return MalformedReturn(f"{problems[0]}: this check could not go on with it "
+                           f"({type(error).__name__}: {_first_line(error)})")
 
 
 class Returned(torch.Tensor):
