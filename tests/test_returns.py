@@ -262,3 +262,22 @@ def test_callees_report_what_returned_inside_a_call_that_raised(mode, named):
     if mode == "in a comprehension":
         assert found[0]["by"] == "top" and found[0]["args"] == [1, 1]  # the last call: helper(1), scale by default
     assert tracker.facts(namespace, None) == {}  # raised outside the submission's code: nothing to say
+
+
+def test_a_callee_is_named_only_where_its_return_is_not_the_contracts():
+    """``returned.not_the_contracts``: '' for the contract's kind, shapes and dtypes; else the contract's in words,
+    with the dtype where only the dtype differs (a sentence that named only equal shapes would read as no fault)."""
+    from grader.sandbox import returned
+
+    def reported(kind, *outputs):
+        return {"kind": kind, "outputs": [{"shape": list(s), "dtype": d} for s, d in outputs]}
+
+    pair = [((2, 5, 6), "float32"), ((2, 5, 5), "float32")]
+    assert returned.not_the_contracts(reported("tuple", *pair), pair, ("out", "weights")) == ""
+    swapped = returned.not_the_contracts(reported("tuple", *pair[::-1]), pair, ("out", "weights"))
+    assert swapped == "a tuple (out: a float32 tensor of shape (2, 5, 6), weights: a float32 tensor of shape (2, 5, 5))"
+    assert returned.not_the_contracts(reported("list", *pair), pair, ("out", "weights")).startswith("a tuple (out:")
+    one = [((2, 5, 5), "float16")]
+    assert returned.not_the_contracts(reported("Tensor", *one), one, ("output",)) == ""
+    assert returned.not_the_contracts(reported("Tensor", ((2, 5, 5), "float32")), one, ("output",)) == \
+        "a float16 tensor of shape (2, 5, 5)"

@@ -211,13 +211,10 @@ def not_the_contracts(callee: dict, expected: Outputs, names: Sequence[str]) -> 
         len(names) == 1 and callee.get("kind") in ("Parameter",))
     if kind_ok and got == expected:
         return ""
-    shapes = ", ".join(f"{n} {shape}" if len(names) > 1 else f"{shape}" for n, (shape, _) in zip(names, expected))
-    return f"{expected_words(names)} of shape{'s' if len(expected) > 1 else ''} {shapes}"
-
-
-def expected_words(names: Sequence[str]) -> str:
-    """'a tensor', 'a tuple (out, weights)'."""
-    return "a tensor" if len(names) == 1 else f"a tuple ({', '.join(names)})"
+    each = [f"a {dtype} tensor of shape {shape}" for shape, dtype in expected]
+    if len(names) == 1:
+        return each[0]
+    return f"a tuple ({', '.join(f'{n}: {e}' for n, e in zip(names, each))})"
 
 
 def _meta(fact: Any) -> Any:
