@@ -18,14 +18,14 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
 from grader import figures, scoring, seeds
 from grader import session
 from grader.config import DEFAULT_CONFIG, AssignmentConfig, ConfigError, load_config
-from grader.sandbox import layers
+from grader.sandbox import layers, returned
 from grader.sandbox.client import SubmissionWorker, WorkerServer
 from grader.sandbox.launcher import start_server
 from grader.sandbox.errors import LoadFailed
@@ -143,7 +143,7 @@ class Grader:
                 if (kind := self.server.worker_kind()) is not None:  # a spawned child: off Linux, says why
                     env["worker"] = kind
                 _enforce_strict(self.strict, worker.layers)
-                student = StudentProxy(worker)
+                student = StudentProxy(worker, {ex.name: ex.returns for ex in assignment.exercises}, self._contract())
                 outcomes = self._judge.run(session.Context(student, worker, submission, seed))
                 pictures = self._figures(student, worker)
                 worker.close()  # before reading the output, so all of it is in
@@ -163,6 +163,15 @@ class Grader:
         finally:
             if worker is not None:
                 worker.close()
+
+    def _contract(self) -> Callable[[str, list, dict], Any] | None:
+        """The reference's output shapes for given arguments, which a caller's error compares its callees' returns
+        with (``returned.contract_outputs``); None in a student kit, which has no reference."""
+        if self.assignment.reference is None:
+            return None
+        if self._reference is None:
+            self._reference = session.load_reference(self.assignment.reference)
+        return returned.contract_outputs(self._reference)
 
     def _figures(self, student: StudentProxy, worker: SubmissionWorker) -> dict[str, Any] | None:
         """The HTML report's pictures (``grader.figures``), after the checks: they never change a score.

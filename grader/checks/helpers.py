@@ -48,7 +48,7 @@ from grader.checks.nonfinite import (  # noqa: F401 - the checks call them as h.
 )
 from grader.checks.seeding import randn, seed, seed_examples  # noqa: F401 - the checks call them as h.randn(...)
 from grader.sandbox.errors import StudentError
-from grader.sandbox.protocol import Opaque
+from grader.sandbox import returned
 from grader.sandbox.proxy import StudentProxy
 from grader.words import count, entry, returned
 
@@ -72,11 +72,8 @@ def shape_text(x: Any) -> str:
 
 
 def describe(value: Any) -> str:
-    if isinstance(value, Opaque):
-        return f"a {value.type_name}"
-    if isinstance(value, torch.Tensor):
-        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {tuple(value.shape)}"
-    return f"a {type(value).__name__}"
+    """What a student's function returned, in words (``returned.describe``)."""
+    return returned.describe(value)
 
 
 def as_tensor(value: Any, what: str) -> torch.Tensor:
@@ -241,7 +238,9 @@ def check_matches_reference(student: StudentProxy, reference: ModuleType, case: 
                             names: Sequence[str] = ("output",), hint: str = "") -> None:
     """Student output equals the float64 reference on the same rounded inputs, dtype kept."""
     c = case.cast(dtype)
-    got = outputs_of(student.call(c.fn, *c.args, **c.kwargs).value)
+    value = student.call(c.fn, *c.args, **c.kwargs).value
+    returned.check_kind(c.fn, value, names)  # an output check: the contract's kind (a tuple, not a list) is an output
+    got = outputs_of(value)
     expected = outputs_of(reference_answer(reference, case, dtype,
                                            lambda: reference_f64(getattr(reference, c.fn), *c.args, **c.kwargs)))
     what = f"`{c.fn}` on {c.label}"
@@ -307,6 +306,11 @@ def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wr
                 "in autograd (a .detach(), .item(), .tolist() or a new torch.tensor(...) breaks the graph)"
             ) from None
         raise
+    returned = outputs_of(result.value)
+    if [tuple(o.shape) for o in returned] != [tuple(ct.shape) for ct in cotangents]:  # its gradient is not the contract's
+        raise AssertionError(f"`{c.fn}` on {c.label} returned {describe(result.value)}; the contract's output"
+                             f"{'s have shapes' if len(cotangents) > 1 else ' has shape'} "
+                             f"{', '.join(str(tuple(ct.shape)) for ct in cotangents)}, so its gradient could not be compared")
     grads = result.grads or []
     if hasattr(reference, c.fn):  # a NaN/inf output's cotangent is the reference's: no count read from it
         unjudged_gradient(outputs_of(result.value), outputs_of(getattr(reference, c.fn)(*c.args, **c.kwargs)),
@@ -359,7 +363,8 @@ def _fails_on_cpu_too(student: StudentProxy, case: Case, err: StudentError) -> N
         if on_cpu.exc_type == err.exc_type:
             raise AssertionError(
                 f"`{case.fn}` raises {err.exc_type} on CPU inputs as well (\"{str(on_cpu.reply.get('message', ''))[:160]}\"), "
-                "so whether it keeps to its inputs' device could not be checked; fix that error first") from None
+                "so whether it keeps to its inputs' device could not be checked; fix that error first"
+                + (f" ({on_cpu.note})" if on_cpu.note else "")) from None
 
 
 def _device_kept_on_cpu(student: StudentProxy, case: Case) -> list[Any]:
@@ -371,7 +376,7 @@ def _device_kept_on_cpu(student: StudentProxy, case: Case) -> list[Any]:
     except StudentError as err:
         raise AssertionError(
             f"`{case.fn}` raised {err.exc_type} on CPU inputs (\"{str(err.reply.get('message', ''))[:160]}\"); "
-            "it must work on whatever device its inputs are on") from None
+            "it must work on whatever device its inputs are on" + (f" ({err.note})" if err.note else "")) from None
     for k, out in enumerate(outputs_of(value)):
         t = as_tensor(out, f"`{case.fn}`")
         assert t.device.type == "cpu", (

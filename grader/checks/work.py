@@ -49,6 +49,26 @@ class Runs:
     other: torch.Tensor
 
 
+OTHER_SHARE = 0.7  # how much of the rows-reversed tensor the gate's other inputs take (``other_values``)
+
+
+def other_values(x: Any) -> Any:
+    """Other inputs of the same kind for the gate: a floating tensor of two or more dims blended with its
+    own rows reversed, ``0.3 * x + 0.7 * x.flip(-2)``, where both are finite (-inf, a masked score, stays
+    where it was); anything else as it is.
+
+    Other *values*, not only the same rows in another order: real work that reduces over the rows (one
+    entropy for all of them, a mean over the tokens) or that a reordering of the rows does not change would
+    give the same output on reversed rows and read as a constant. A blend of two rows keeps what the
+    inputs' kind needs (weights stay non-negative with rows summing to one; the scores' masked places stay
+    masked), so the reference's output on it is as ordinary as on the inputs."""
+    if not (isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2):
+        return x
+    flipped = x.flip(-2)
+    blend = (1 - OTHER_SHARE) * x + OTHER_SHARE * flipped
+    return torch.where(torch.isfinite(x) & torch.isfinite(flipped), blend, x)
+
+
 def same(a: torch.Tensor, b: torch.Tensor) -> bool:
     """Equal shapes and values, NaN equal to NaN (exactness is the point: a placeholder repeats itself bit for bit)."""
     if tuple(a.shape) != tuple(b.shape):

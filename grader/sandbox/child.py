@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from grader.sandbox import layers, protocol, rng, trace, workspace
+from grader.sandbox import callees, layers, protocol, rng, trace, workspace
 
 MAX_TRACEBACK = 2000
 # The compiler flags of every `from __future__` feature (distinct bits): what a unit passes on to the next.
@@ -158,12 +158,15 @@ def call(namespace: dict[str, Any], request: dict) -> dict:
     wrt = [i for i in (vjp or {}).get("wrt", []) if isinstance(args[i], torch.Tensor)]
     for i in wrt:
         args[i] = args[i].detach().requires_grad_(True)
+    callee = callees.Callees(fn, str(namespace.get("__file__")))  # what its own helpers returned to it
     try:
         rng.reset(int(request.get("seed", 0)))  # inside: a submission that broke an RNG spoils only its own answer
-        result = fn(*args, **kwargs)
+        with callee:
+            result = fn(*args, **kwargs)
         grads = _vjp(result, [args[i] for i in wrt], vjp["cotangents"]) if vjp else None
     except BaseException as exc:  # noqa: BLE001 - every student failure becomes evidence
-        return {"ok": False, **describe_exception(exc, str(namespace.get("__file__")), name)}
+        facts = describe_exception(exc, str(namespace.get("__file__")), name)
+        return {"ok": False, **facts, **callee.facts(namespace, facts.get("function"))}
     reply: dict[str, Any] = {"ok": True, "value": _plain(result)}
     if vjp:
         reply["grads"] = grads
@@ -175,7 +178,9 @@ def call(namespace: dict[str, Any], request: dict) -> dict:
 def _vjp(result: Any, inputs: list[torch.Tensor], cotangents: Any) -> list[torch.Tensor | None]:
     outputs = result if isinstance(result, (tuple, list)) else (result,)
     cots = cotangents if isinstance(cotangents, (tuple, list)) else (cotangents,)
-    pairs = [(o, c) for o, c in zip(outputs, cots) if c is not None and isinstance(o, torch.Tensor)]
+    # An output of another shape than its cotangent (a malformed return: the judge says what it was) gets none.
+    pairs = [(o, c) for o, c in zip(outputs, cots)
+             if c is not None and isinstance(o, torch.Tensor) and tuple(o.shape) == tuple(c.shape)]
     if not pairs:
         return [None for _ in inputs]
     grads = torch.autograd.grad(
@@ -279,7 +284,7 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
                 facts.update(traced)
             else:
                 out = run(x)
-            if cot is not None and isinstance(out, torch.Tensor):
+            if cot is not None and isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(cot.shape):
                 (g,) = torch.autograd.grad(out, x, cot.to(out.dtype), allow_unused=True)
                 grads.append(None if g is None else g.detach())
             outputs.append(_plain(out))

@@ -262,9 +262,9 @@ def _describe_status(code: int | None) -> str:
     return f"the worker process exited with status {code} (did your code call exit()?)"
 
 
-def raise_for_reply(reply: dict, called: str, where: Where = None) -> None:
+def raise_for_reply(reply: dict, called: str, where: Where = None, note: str = "") -> None:
     """Map a failed reply to the typed error the checks and scoring understand; ``where`` says a line of the
-    graded source as the student finds it (a notebook's cell and line)."""
+    graded source as the student finds it (a notebook's cell and line); ``note``, said after a raise."""
     if reply.get("ok"):
         return
     kind = reply.get("kind")
@@ -275,4 +275,4 @@ def raise_for_reply(reply: dict, called: str, where: Where = None) -> None:
         if function in (None, called, "__init__", "forward"):
             raise NotAttempted(called)
         raise StudentError(called, reply, note=f"it calls `{function}`, which is not implemented yet", where=where)
-    raise StudentError(called, reply, where=where)
+    raise StudentError(called, reply, note=note, where=where)

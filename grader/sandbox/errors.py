@@ -64,6 +64,7 @@ class StudentError(StudentProblem):
     def __init__(self, name: str, reply: dict, note: str = "", where: Where = None) -> None:
         self.name = name
         self.reply = reply
+        self.note = note  # said after the raise: where a value it raised on came from (``proxy``), or what it calls
         self.exc_type = str(reply.get("type") or reply.get("kind") or "error")
         self.builtin = bool(reply.get("builtin"))
         text = str(reply.get("message") or "")

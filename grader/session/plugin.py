@@ -17,6 +17,7 @@ from grader.checks.nonfinite import prune_causes
 from grader.checks.plan import ASSIGNMENT
 from grader.config import AssignmentConfig
 from grader.diagnosis.diagnose import Diagnoser
+from grader.sandbox import returned
 from grader.sandbox.errors import StudentError
 from grader.sandbox.proxy import StudentProxy
 from grader.submission import Submission
@@ -173,12 +174,13 @@ class GraderPlugin:
         """The check's verdict from how it ended (``runner.run_item``); ``incident``: the worker crashed or timed
         out inside it, so a pass does not count."""
         facts = self._facts(item)
-        verdict = self._judged(facts, check_verdict(ran.error, incident))
+        error = returned.explained(ran.error, self.context.student.malformed() if self.context is not None else [])
+        verdict = self._judged(facts, check_verdict(error, incident))
         requests: tuple = ()
         diagnosable, visible = False, True
         if self.diagnoser is not None and self.context is not None:
             requests = tuple(self.context.student.recorded())  # settling the card may replay them
-            diagnosable = verdict["status"] in ("failed", "error") and isinstance(ran.error, (AssertionError, StudentError))
+            diagnosable = verdict["status"] in ("failed", "error") and isinstance(error, (AssertionError, StudentError))
             visible = facts.visible  # only a visible check's inputs may be quoted as evidence
         # A NaN cause that quotes code is named only where the student's code holds it (``nonfinite.prune_causes``).
         tree = self.context.submission.tree if self.context is not None else None

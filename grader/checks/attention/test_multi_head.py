@@ -68,6 +68,7 @@ def test_scores_scaled_by_sqrt_head_size(student, reference):
     q, k, v = (_heads(student, c, x @ wi, H) for c, wi in zip(contract, ws[:3]))
     try:
         own = h.as_pair(student.attention(q, k, v), "`attention`")[1].double()[..., -1, :]
+        h.expect_shape(own, contract_weights.shape, "`attention`'s weights, last row")  # (weights, out): not a yardstick
     except (StudentError, AssertionError):
         own = contract_weights
     last = w.double()[..., -1, :]

@@ -22,18 +22,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     plan.per_exercise(metafunc, PACKAGE)  # every exercise that lists the gate in assignments.yaml
 
 
-def other_values(x):
-    """The same tensor with its rows in reverse order: same shapes and kinds of values, other inputs."""
-    return x.flip(-2) if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() >= 2 else x
-
-
 def _other(case: h.Case) -> h.Case:
-    """Other inputs of the same kind: tensors' rows reversed; where no argument is a tensor (a size, as
-    `causal_mask(T)` takes), each whole number 2 larger."""
+    """Other inputs of the same kind: other values in each floating tensor (``work.other_values``); where no
+    argument is a tensor (a size, as `causal_mask(T)` takes), each whole number 2 larger: another shape."""
     if not any(isinstance(a, torch.Tensor) for a in case.args):
         return h.Case(case.fn, tuple(a + 2 if isinstance(a, int) and not isinstance(a, bool) else a for a in case.args),
                       case.kwargs, case.label)
-    return h.Case(case.fn, tuple(other_values(a) for a in case.args), case.kwargs, case.label)
+    return h.Case(case.fn, tuple(work.other_values(a) for a in case.args), case.kwargs, case.label)
 
 
 def _reference_runs(reference, case: h.Case) -> list[tuple]:

@@ -171,6 +171,8 @@ def test_gradients_flow_to_the_input(student, spec, hidden_seed):
     inputs = [x] + [x + s * eps * d for d in dirs for s in (1, -1)]
     facts = spec.probe(student, params=spec.params(h.seed(7, hidden_seed)), dtype="float64", inputs=inputs,
                        cotangent=cot)
+    (out, *_) = _outputs(facts, f"`{spec.cls}`", len(inputs))
+    h.expect_shape(out, (B, T, spec.out_size), f"`{spec.cls}` forward on x {B}x{T}x{D_MODEL}")  # else no gradient to compare
     grads = facts.get("input_grads") or [None]
     assert grads[0] is not None, f"no gradient reaches the input of `{spec.cls}`; something detaches the computation"
     outs = _outputs(facts, f"`{spec.cls}`", len(inputs))

@@ -17,7 +17,7 @@ from grader.words import should_give
 def test_forward_is_not_a_placeholder(student, spec, assignment):
     """A forward that raises returns nothing a placeholder could: the checks that need outputs say why."""
     x = x_of(CTX, seed=50)  # the full context: a forward that only handles T = context_length still counts
-    other = x.flip(-2)
+    other = work.other_values(x)
     try:
         # the input and other inputs under the check's RNG state, then the input under another (``work.Runs``)
         first = spec.probe(student, params=spec.params(), inputs=[x, other]).get("outputs") or []
