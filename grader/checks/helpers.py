@@ -38,17 +38,11 @@ import pytest
 import torch
 
 from grader.checks.nonfinite import (  # noqa: F401 - the checks call them as h.finite_entries(...) and so on
-    NONFINITE_CAUSES,
-    expect_finite,
-    finite_entries,
-    inconclusive_if_nonfinite,
-    naming_nonfinite,
-    nonfinite_finding,
-    unjudged_gradient,
-)
+    NONFINITE_CAUSES, expect_finite, finite_entries, inconclusive_if_nonfinite, naming_nonfinite, nonfinite_finding,
+    unjudged_gradient)
 from grader.checks.seeding import randn, seed, seed_examples  # noqa: F401 - the checks call them as h.randn(...)
 from grader.sandbox.errors import StudentError
-from grader.sandbox import returned
+from grader.sandbox import returned as student_returns  # the module; words.returned names an output
 from grader.sandbox.proxy import StudentProxy
 from grader.words import count, entry, returned
 
@@ -72,8 +66,8 @@ def shape_text(x: Any) -> str:
 
 
 def describe(value: Any) -> str:
-    """What a student's function returned, in words (``returned.describe``)."""
-    return returned.describe(value)
+    """What a student's function returned, in words (``grader.sandbox.returned.describe``)."""
+    return student_returns.describe(value)
 
 
 def as_tensor(value: Any, what: str) -> torch.Tensor:
@@ -239,7 +233,7 @@ def check_matches_reference(student: StudentProxy, reference: ModuleType, case: 
     """Student output equals the float64 reference on the same rounded inputs, dtype kept."""
     c = case.cast(dtype)
     value = student.call(c.fn, *c.args, **c.kwargs).value
-    returned.check_kind(c.fn, value, names)  # an output check: the contract's kind (a tuple, not a list) is an output
+    student_returns.check_kind(c.fn, value, names)  # an output check: the contract's kind (a tuple, not a list) is an output
     got = outputs_of(value)
     expected = outputs_of(reference_answer(reference, case, dtype,
                                            lambda: reference_f64(getattr(reference, c.fn), *c.args, **c.kwargs)))
