@@ -301,8 +301,8 @@ def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wr
                 "in autograd (a .detach(), .item(), .tolist() or a new torch.tensor(...) breaks the graph)"
             ) from None
         raise
-    returned = outputs_of(result.value)
-    if [tuple(o.shape) for o in returned] != [tuple(ct.shape) for ct in cotangents]:  # its gradient is not the contract's
+    outputs = outputs_of(result.value)
+    if [tuple(o.shape) for o in outputs] != [tuple(ct.shape) for ct in cotangents]:  # its gradient is not the contract's
         raise AssertionError(f"`{c.fn}` on {c.label} returned {returned.describe(result.value)}; the contract's output"
                              f"{'s have shapes' if len(cotangents) > 1 else ' has shape'} "
                              f"{', '.join(str(tuple(ct.shape)) for ct in cotangents)}, so its gradient could not be compared")
