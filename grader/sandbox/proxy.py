@@ -170,7 +170,7 @@ def _part(probe: dict | None, callee: dict) -> dict[str, Any]:
     if probe is None or not callee.get("forward") or not isinstance(callee.get("path"), str):
         return {}
     keys = ("cls", "args", "kwargs", "dtype", "run")
-    return {"part": {**{k: probe.get(k) for k in keys}, "path": callee["path"]}}
+    return {"part": {**{k: probe.get(k) for k in keys}, "path": callee["path"][:80]}}  # a ModuleDict key may be long
 
 
 def _given(args: Sequence[Any]) -> str:
