@@ -26,9 +26,10 @@ from typing import Any, Callable
 
 import torch
 
-from grader.checks.helpers import describe, randn
+from grader.checks.helpers import randn
 from grader.sandbox.errors import NotAttempted, StudentCrash, StudentProblem, StudentTimeout
 from grader.sandbox.proxy import StudentProxy
+from grader.sandbox.returned import describe
 
 DECIMALS = 4
 # Seeds far from every hidden check's (they use < 1000): the pictures' inputs are public.

@@ -7,7 +7,10 @@ wrong rank, shape or dtype. Every check then runs on it. Each must end as the st
 that exercise, with a sentence naming what was returned; no check anywhere says "internal check
 error"; an exercise that does not call the malformed one (in the reference) keeps full marks; and a
 caller that raises on what the malformed one returned says so ("your `attention` calls your
-`softmax`, which returned ..."), for the functions of ``attention`` (a module's heads are not followed).
+`softmax`, which returned ..."), for the functions of ``attention`` and for the heads a
+``MultiHeadAttention`` calls through nn.Module ("your `MultiHeadAttention` calls your
+`SelfAttentionHead` (heads.0), whose forward returned ..."); a head whose return is the contract's is
+never named.
 
 Every (exercise, malformation) is graded, once each (142 grades, about a minute on one core of the
 2-core machine): one malformed function per submission, so a failure is never blurred across
@@ -17,6 +20,7 @@ exercises.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 import pytest
@@ -178,10 +182,35 @@ def test_a_malformed_return_is_the_students_failure_in_its_own_exercise(cards, m
     others = sorted({c.exercise for c in card.checks
                      if c.exercise not in calling | {member.exercise} and c.status not in ("passed", "skipped")})
     assert not others, f"{member.id}: exercises that do not call `{member.exercise}` lost points: {others}"
-    if member.assignment == "attention":  # a module's heads are called through nn.Module: not followed (yet)
+    if member.assignment == "attention":
         unnamed = [(c.exercise, c.id, c.message[:200]) for c in card.checks if c.exercise in calling
                    and " raised " in c.message and f"calls your `{member.exercise}`" not in c.message]
         assert not unnamed, f"{member.id}: a caller raised without naming what `{member.exercise}` returned: {unnamed[:2]}"
+    if member.assignment == "attention-modules" and calling:  # the heads, called as head(x) through nn.Module
+        raised = [c for c in card.checks if c.exercise in calling and _raised_in_its_own_lines(c.message, c.exercise)]
+        unnamed = [(c.id, c.message[:200]) for c in raised if f"calls your `{member.exercise}` (heads." not in c.message
+                   or "whose forward returned" not in c.message or f"fix `{member.exercise}` first" not in c.message]
+        assert not unnamed, f"{member.id}: a caller raised without naming what `{member.exercise}` returned: {unnamed[:2]}"
+    named_heads = [(c.id, c.message[:200]) for c in card.checks
+                   if member.exercise != "SelfAttentionHead" and "calls your `SelfAttentionHead`" in c.message]
+    assert not named_heads, f"{member.id}: a head that returned the contract's answer was named: {named_heads[:2]}"
+
+
+def _lines_of(assignment: str, name: str) -> range:
+    """The lines of the reference's top-level ``name`` (the generated sources keep them: the malformation is appended)."""
+    node = next(n for n in ast.parse(REFERENCE[assignment].read_text()).body if getattr(n, "name", None) == name)
+    return range(node.lineno, (node.end_lineno or node.lineno) + 1)
+
+
+def _raised_in_its_own_lines(message: str, cls: str) -> bool:
+    """Whether a check's message says ``cls`` raised in its own code: at a line of the reference's ``cls`` (a correct
+    caller raising on what it was given), or as a check that quotes the raise without a line
+    (test_tril_is_built_at_context_length); not where a part raised in its own code, such as a head's ``.numpy()``
+    on the meta device."""
+    found = re.search(rf"`{cls}[^`]*` raised \w+ (?:\(line (\d+)\)|on inputs)", message)
+    if found is None:
+        return False
+    return found.group(1) is None or int(found.group(1)) in _lines_of("attention-modules", cls)
 
 
 def test_a_correct_caller_judged_with_the_contract_where_its_helper_returns_weights_first(grade):
@@ -281,3 +310,112 @@ def test_a_callee_is_named_only_where_its_return_is_not_the_contracts():
     assert returned.not_the_contracts(reported("Tensor", *one), one, ("output",)) == ""
     assert returned.not_the_contracts(reported("Tensor", ((2, 5, 5), "float32")), one, ("output",)) == \
         "a float16 tensor of shape (2, 5, 5)"
+
+
+# MultiHeadAttention's own last line replaced by one that raises, its heads left as the reference's
+OWN_RAISES = {
+    "matmul": "return self.dropout(self.proj(out @ torch.ones(3, 3)))",
+    "generator": "return self.dropout(self.proj(torch.cat(h(x) for h in self.heads)))",
+    "stack_dim": "return self.dropout(self.proj(torch.stack([out, out[:, :1]], dim=0)))",
+    "own_error": "raise ValueError('not yet')",
+}
+
+
+@pytest.mark.parametrize("bug", sorted(OWN_RAISES))
+def test_a_head_that_returned_the_contracts_answer_is_never_named(grade, bug):
+    """MultiHeadAttention raises in its own line after its (correct) heads returned: the raise is its own, and
+    no message points at SelfAttentionHead."""
+    line = "return self.dropout(self.proj(out))  # (B, T, d_model)"
+    source = REFERENCE["attention-modules"].read_text()
+    assert source.count(line) == 1
+    card = grade(source.replace(line, OWN_RAISES[bug]), "attention-modules")
+    raised = [c for c in card.checks if c.exercise == "MultiHeadAttention" and " raised " in c.message]
+    assert raised, f"{bug}: MultiHeadAttention did not raise: {[c.message[:120] for c in card.checks][:3]}"
+    named = [(c.id, c.message[:200]) for c in card.checks if "calls your" in c.message]
+    assert not named, named
+
+
+PARTS = '''
+import torch
+
+
+class Part(torch.nn.Module):
+    def __init__(self, malformed):
+        super().__init__()
+        self.malformed = malformed
+
+    def forward(self, x):
+        if self.malformed == "raise":
+            raise ValueError("the part's own line")
+        return [x] if self.malformed else x * 2
+
+
+class Whole(torch.nn.Module):
+    def __init__(self, malformed):
+        super().__init__()
+        self.parts = torch.nn.ModuleList([Part(False), Part(malformed)])
+        self.linear = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        outs = []
+        for p in self.parts:
+            try:
+                outs.append(p(x))
+            except ValueError:
+                pass
+        out = torch.cat(outs, dim=-1)  # raises on a list
+        if self.parts[1].malformed:
+            raise TypeError("the whole's own line, after a part raised")
+        return out
+'''
+
+
+@pytest.mark.parametrize("malformed, named", [(False, set()), (True, {"parts.0", "parts.1"}), ("raise", {"parts.0"})])
+def test_forwards_report_what_each_part_returned_inside_a_forward_that_raised(malformed, named):
+    """What the child reports for a probe (``callees.Forwards``): each submodule of a class the submission defines
+    whose forward returned (never one that raised, never torch's own Linear), with its path and input; nothing
+    where the forward did not raise; the hooks gone after."""
+    import torch
+
+    from grader.sandbox import callees
+
+    namespace: dict = {"__name__": "submission"}
+    exec(compile(PARTS, "submission.py", "exec"), namespace)  # noqa: S102 - trusted test code
+    whole = namespace["Whole"](malformed)
+    parts = callees.Forwards(whole, namespace)
+    x = torch.ones(2, 4, 3)
+    try:
+        with parts:
+            whole(x)
+        raised = None
+    except TypeError:
+        raised = "forward"
+    assert (raised is not None) == bool(named)
+    assert all(not m._forward_hooks for m in whole.modules())
+    found = parts.facts(raised).get("callees", [])
+    assert {c["path"] for c in found} == named
+    for c in found:
+        assert c["name"] == "Part" and c["by"] == "Whole" and c["forward"] is True
+        assert c["args"] == [{"shape": [2, 4, 3], "dtype": "float32"}]
+        assert c["returned"] == ("a list (a float32 tensor of shape (2, 4, 3))" if c["path"] == "parts.1"
+                                 else "a float32 tensor of shape (2, 4, 3)")
+    assert parts.facts(None) == {}
+
+
+@pytest.mark.parametrize("dtype", [None, "float64", "float16"])
+@pytest.mark.parametrize("path", ["heads.0", "heads.2", "blocks.9"])
+def test_the_contract_of_a_part_is_the_reference_part_on_the_same_input(dtype, path):
+    """``returned.contract_outputs(..., part=...)``: the reference's head inside the reference's MultiHeadAttention
+    built with the probe's arguments, on the same input: (B, T, d_model // n_heads) in the module's dtype, whatever
+    the student's path (a path the reference lacks falls back to the first head)."""
+    from grader.sandbox import returned
+    from grader.session.plugin import load_reference
+
+    contract = returned.contract_outputs(load_reference(REFERENCE["attention-modules"]))
+    for d_model, n_heads, t in ((12, 3, 6), (16, 4, 1), (8, 1, 8)):
+        part = {"cls": "MultiHeadAttention", "args": [d_model, n_heads, 8, 0.1], "kwargs": {}, "dtype": dtype,
+                "run": None, "path": path}
+        x = {"shape": [2, t, d_model], "dtype": dtype or "float32"}
+        assert contract("SelfAttentionHead", [x], {}, part=part) == [((2, t, d_model // n_heads), dtype or "float32")]
+        assert contract("NoSuchPart", [x], {}, part=part) is None
+        assert contract("SelfAttentionHead", [x], {}, part={**part, "cls": "NoSuchClass"}) is None

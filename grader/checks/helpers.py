@@ -38,13 +38,19 @@ import pytest
 import torch
 
 from grader.checks.nonfinite import (  # noqa: F401 - the checks call them as h.finite_entries(...) and so on
-    NONFINITE_CAUSES, expect_finite, finite_entries, inconclusive_if_nonfinite, naming_nonfinite, nonfinite_finding,
-    unjudged_gradient)
+    NONFINITE_CAUSES,
+    expect_finite,
+    finite_entries,
+    inconclusive_if_nonfinite,
+    naming_nonfinite,
+    nonfinite_finding,
+    unjudged_gradient,
+)
 from grader.checks.seeding import randn, seed, seed_examples  # noqa: F401 - the checks call them as h.randn(...)
 from grader.sandbox.errors import StudentError
-from grader.sandbox import returned as student_returns  # the module; words.returned names an output
+from grader.sandbox import returned
 from grader.sandbox.proxy import StudentProxy
-from grader.words import count, entry, returned
+from grader.words import count, entry, returned as output_name  # not `returned`: the sandbox module's name
 
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float64: (1e-7, 1e-9),
@@ -65,20 +71,15 @@ def shape_text(x: Any) -> str:
     return "x".join(str(s) for s in x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
 
 
-def describe(value: Any) -> str:
-    """What a student's function returned, in words (``grader.sandbox.returned.describe``)."""
-    return student_returns.describe(value)
-
-
 def as_tensor(value: Any, what: str) -> torch.Tensor:
     """The value must be a plain torch.Tensor; anything else fails with a clear message."""
-    assert isinstance(value, torch.Tensor), f"{what} returned {describe(value)}; expected a torch.Tensor"
+    assert isinstance(value, torch.Tensor), f"{what} returned {returned.describe(value)}; expected a torch.Tensor"
     return value
 
 
 def as_pair(value: Any, what: str) -> tuple[torch.Tensor, torch.Tensor]:
     assert isinstance(value, (tuple, list)) and len(value) == 2, (
-        f"{what} returned {describe(value)}; expected a tuple (out, weights)"
+        f"{what} returned {returned.describe(value)}; expected a tuple (out, weights)"
     )
     return as_tensor(value[0], f"{what} (out)"), as_tensor(value[1], f"{what} (weights)")
 
@@ -233,7 +234,7 @@ def check_matches_reference(student: StudentProxy, reference: ModuleType, case: 
     """Student output equals the float64 reference on the same rounded inputs, dtype kept."""
     c = case.cast(dtype)
     value = student.call(c.fn, *c.args, **c.kwargs).value
-    student_returns.check_kind(c.fn, value, names)  # an output check: the contract's kind (a tuple, not a list) is an output
+    returned.check_kind(c.fn, value, names)  # an output check: the contract's kind (a tuple, not a list) is an output
     got = outputs_of(value)
     expected = outputs_of(reference_answer(reference, case, dtype,
                                            lambda: reference_f64(getattr(reference, c.fn), *c.args, **c.kwargs)))
@@ -241,10 +242,10 @@ def check_matches_reference(student: StudentProxy, reference: ModuleType, case: 
     assert len(got) == len(expected), f"{what} returned {count(len(got), 'value')}; expected {len(expected)}"
     for name, g, e in zip(names, got, expected):
         g = as_tensor(g, f"{what} ({name})")
-        expect_shape(g, e.shape, f"{what}: {returned(name, names)}")
+        expect_shape(g, e.shape, f"{what}: {output_name(name, names)}")
         if e.is_floating_point():
-            expect_dtype(g, dtype, f"{what}: {returned(name, names)}")
-        expect_close(g, e, f"{what}: {returned(name, names)}", dtype, hint)
+            expect_dtype(g, dtype, f"{what}: {output_name(name, names)}")
+        expect_close(g, e, f"{what}: {output_name(name, names)}", dtype, hint)
 
 
 def where_largest(t: torch.Tensor) -> tuple[int, ...]:
@@ -300,9 +301,9 @@ def check_gradients(student: StudentProxy, reference: ModuleType, case: Case, wr
                 "in autograd (a .detach(), .item(), .tolist() or a new torch.tensor(...) breaks the graph)"
             ) from None
         raise
-    returned = outputs_of(result.value)
-    if [tuple(o.shape) for o in returned] != [tuple(ct.shape) for ct in cotangents]:  # its gradient is not the contract's
-        raise AssertionError(f"`{c.fn}` on {c.label} returned {describe(result.value)}; the contract's output"
+    outputs = outputs_of(result.value)
+    if [tuple(o.shape) for o in outputs] != [tuple(ct.shape) for ct in cotangents]:  # its gradient is not the contract's
+        raise AssertionError(f"`{c.fn}` on {c.label} returned {returned.describe(result.value)}; the contract's output"
                              f"{'s have shapes' if len(cotangents) > 1 else ' has shape'} "
                              f"{', '.join(str(tuple(ct.shape)) for ct in cotangents)}, so its gradient could not be compared")
     grads = result.grads or []

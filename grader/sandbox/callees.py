@@ -123,3 +123,56 @@ def _returned(frame: FrameType) -> bool:
     profile hook sees both as 'return', with ``None`` for the exception."""
     code = frame.f_code.co_code
     return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] in RETURNS
+
+
+class Forwards:
+    """While a probe runs ``root``'s forward: what each of its submodules whose class the submission defines (a
+    ``SelfAttentionHead`` in ``heads.0``) returned from its forward, called through nn.Module (``head(x)``), which
+    the profile hook of ``Callees`` does not follow into. Forward hooks, removed on exit; one only fires on a
+    forward that returned, so a part that raised is never reported as having returned."""
+
+    def __init__(self, root: torch.nn.Module, namespace: dict[str, Any]) -> None:
+        self._root = type(root).__name__
+        self._parts = [(path, m) for path, m in root.named_modules()
+                       if path and namespace.get(type(m).__name__) is type(m)][:MAX_CALLEES]
+        self._seen: dict[str, dict[str, Any]] = {}
+        self._handles: list[Any] = []
+
+    def __enter__(self) -> Forwards:
+        self._seen.clear()  # each forward of the probe starts afresh: only the one that raised is reported
+        for path, module in self._parts:
+            try:
+                self._handles.append(module.register_forward_hook(self._hook(path), with_kwargs=True))
+            except Exception:  # noqa: BLE001 - a part that refuses a hook is not followed; it is still graded
+                continue
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles.clear()
+
+    def _hook(self, path: str) -> Callable[..., None]:
+        def record(module: torch.nn.Module, args: tuple, kwargs: dict, output: Any) -> None:
+            self._seen.pop(path, None)  # reported in the order they returned: the last call's place
+            self._seen[path] = {"name": type(module).__name__, "path": path, "by": self._root, "value": output,
+                                "args": [plain_facts(a) for a in args[:16]],
+                                "kwargs": {str(k): plain_facts(v) for k, v in kwargs.items()}}
+        return record
+
+    def facts(self, raised_in: str | None) -> dict[str, Any]:
+        """``{"callees": [...]}`` as ``Callees.facts`` gives them, each with the part's ``path`` and ``forward``
+        set, where the forward raised in the submission's code after some of its parts returned; ``{}`` else."""
+        if raised_in is None:
+            return {}
+        found = []
+        for order, seen in enumerate(self._seen.values(), 1):
+            try:
+                value = seen["value"]
+                outputs = value if isinstance(value, (tuple, list)) else (value,)
+                found.append({**{k: v for k, v in seen.items() if k != "value"}, "order": order, "forward": True,
+                              "returned": returned.describe(value)[:300], "kind": type(value).__name__,
+                              "outputs": [plain_facts(o) for o in outputs][:8]})
+            except Exception:  # noqa: BLE001 - a value the submission made may refuse to be described
+                continue
+        return {"callees": found} if found else {}

@@ -255,6 +255,7 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
     if error:
         return error
     facts: dict[str, Any] = {}
+    parts: callees.Forwards | None = None
     seed = int(request.get("seed", 0))
     try:
         rng.reset(int(request.get("build_seed", seed)))
@@ -272,6 +273,7 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
         facts.update(_describe_module(module))
         before = set(facts["parameters"])
         run = module.get_submodule(str(request["run"])) if request.get("run") else module
+        parts = callees.Forwards(run, namespace)  # what its own parts returned to it, said if it then raises
         outputs, grads = [], []
         for i, x in enumerate(request.get("inputs") or []):
             cot = request.get("cotangent") if i == 0 else None
@@ -279,11 +281,12 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
                 x = x.detach().requires_grad_(True)
             rng.reset(seed)  # every input from the same state: one input twice gives one output twice
             if i == 0 and request.get("trace"):  # where dropout ran, who seeded the RNG (``trace``)
-                with trace.recording(run, x, seed) as traced:
+                with trace.recording(run, x, seed) as traced, parts:
                     out = run(x)
                 facts.update(traced)
             else:
-                out = run(x)
+                with parts:
+                    out = run(x)
             if cot is not None and isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(cot.shape):
                 (g,) = torch.autograd.grad(out, x, cot.to(out.dtype), allow_unused=True)
                 grads.append(None if g is None else g.detach())
@@ -294,7 +297,8 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
             # parameters that forward itself registered: they missed load_state_dict, .to() and the optimizer
             facts["new_parameters"] = [n for n, _ in module.named_parameters() if n not in before]
     except BaseException as exc:  # noqa: BLE001 - every student failure becomes evidence
-        return {"ok": False, **describe_exception(exc, str(namespace.get("__file__")), name)}
+        described = describe_exception(exc, str(namespace.get("__file__")), name)
+        return {"ok": False, **described, **(parts.facts(described.get("function")) if parts else {})}
     return {"ok": True, "facts": facts}
 
 

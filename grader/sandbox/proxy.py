@@ -32,7 +32,7 @@ class StudentProxy:
     (``returned``: what it returned is the student's, never an internal error)."""
 
     def __init__(self, worker: SubmissionWorker, returns: Mapping[str, Sequence[str]] | None = None,
-                 contract: Callable[[str, list, dict], returned.Outputs | None] | None = None) -> None:
+                 contract: Callable[..., returned.Outputs | None] | None = None) -> None:
         self._worker = worker
         self._returns = dict(returns or {})
         self._contract = contract  # the reference's output shapes for given arguments (``returned.contract_outputs``)
@@ -122,7 +122,7 @@ class StudentProxy:
                    "build_seed": self.rng_seed(0), **returned.plain(options)}
         reply = self._worker.request(message, f"`{cls}`")
         self._requests.append((message, reply))
-        self._raise(reply, cls)
+        self._raise(reply, cls, message)
         facts = reply.get("facts")
         if not isinstance(facts, dict):
             return {}
@@ -130,15 +130,16 @@ class StudentProxy:
             facts = {**facts, "outputs": [returned.follow(f"`{cls}` forward", out, ("output",)) for out in facts["outputs"]]}
         return facts
 
-    def _raise(self, reply: dict, name: str) -> None:
+    def _raise(self, reply: dict, name: str, probe: dict | None = None) -> None:
         if reply.get("kind") == "memory":
             reply = {**reply, "message": f"memory limit {self._worker.limits.memory_mib} MiB exceeded"}
-        raise_for_reply(reply, name, self._worker.where, self._callee_note(reply, name))
+        raise_for_reply(reply, name, self._worker.where, self._callee_note(reply, name, probe))
 
-    def _callee_note(self, reply: dict, name: str) -> str:
+    def _callee_note(self, reply: dict, name: str, probe: dict | None = None) -> str:
         """Where ``name`` raised (in it or deeper) after one of the student's own contract functions returned to it something that is
         not the contract's answer to the same arguments (``callees``): which, and what it returned. '' otherwise:
-        a callee that returned the contract's answer is not named."""
+        a callee that returned the contract's answer is not named. For a module (``probe``: the request that ran it),
+        its parts' forwards too: a ``SelfAttentionHead`` that ``MultiHeadAttention`` called as ``head(x)``."""
         reported = reply.get("callees")
         if not isinstance(reported, list) or self._contract is None:
             return ""
@@ -146,17 +147,31 @@ class StudentProxy:
             other = callee.get("name") if isinstance(callee, dict) else None
             names = self._returns.get(other) if isinstance(other, str) else None
             args, kwargs = callee.get("args"), callee.get("kwargs")
-            expected = (self._contract(other, list(args), dict(kwargs))
+            part = _part(probe, callee)
+            expected = (self._contract(other, list(args), dict(kwargs), **part)
                         if names and isinstance(args, list) and isinstance(kwargs, dict) else None)
             if not names or expected is None:
                 continue
             contract = returned.not_the_contracts(callee, expected, names)
+            if contract and part:
+                return (f"your `{name}` calls your `{other}` ({part['part']['path']}), whose forward returned "
+                        f"{str(callee.get('returned'))[:300]}, where the contract's returns {contract} for the same "
+                        f"input: fix `{other}` first")
             if contract:
                 by = callee.get("by")
                 through = f" (through your `{by}`)" if isinstance(by, str) and by not in (name, other) else ""
                 return (f"your `{name}` calls your `{other}`{through}, which returned {str(callee.get('returned'))[:300]}, "
                         f"where the contract's `{other}` returns {contract} for the same arguments: fix `{other}` first")
         return ""
+
+def _part(probe: dict | None, callee: dict) -> dict[str, Any]:
+    """For a part's forward that a probe reported (``callees.Forwards``): the contract's keyword naming the probe
+    that built it and where the part sits; {} for a function (or a forward no probe ran)."""
+    if probe is None or not callee.get("forward") or not isinstance(callee.get("path"), str):
+        return {}
+    keys = ("cls", "args", "kwargs", "dtype", "run")
+    return {"part": {**{k: probe.get(k) for k in keys}, "path": callee["path"][:80]}}  # a ModuleDict key may be long
+
 
 def _given(args: Sequence[Any]) -> str:
     """The tensor arguments' shapes, for a sentence about what a function returned: 'inputs 2x5x4, 2x5x6'."""

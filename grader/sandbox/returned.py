@@ -180,14 +180,16 @@ def _first_line(exc: BaseException) -> str:
 Outputs = list[tuple[tuple[int, ...], str]]  # each output's shape and dtype name
 
 
-def contract_outputs(reference: ModuleType) -> Callable[[str, list, dict], Outputs | None]:
+def contract_outputs(reference: ModuleType) -> Callable[..., Outputs | None]:
     """What the reference returns for a call given as plain facts (``callees.plain_facts``): each output's shape
-    and dtype, worked out on the meta device (no data, no cost to speak of); None where it cannot say."""
-    def outputs(name: str, args: list, kwargs: dict) -> Outputs | None:
-        fn = getattr(reference, name, None)
-        if not callable(fn):
-            return None
+    and dtype, worked out on the meta device (no data, no cost to speak of); None where it cannot say. With
+    ``part`` (the probe that ran: ``cls``, ``args``, ``kwargs``, ``dtype``, ``run``, and the part's ``path``), ``name``
+    is a module class and the call its forward, as the reference's ``cls`` built with those arguments has it."""
+    def outputs(name: str, args: list, kwargs: dict, part: dict | None = None) -> Outputs | None:
         try:
+            fn = getattr(reference, name, None) if part is None else _reference_part(reference, name, part)
+            if not callable(fn):
+                return None
             built = [_meta(a) for a in args]
             named = {k: _meta(v) for k, v in kwargs.items()}
             if any(isinstance(a, dict) for a in (*built, *named.values())):
@@ -200,6 +202,24 @@ def contract_outputs(reference: ModuleType) -> Callable[[str, list, dict], Outpu
             return None
         return [(tuple(o.shape), str(o.dtype).removeprefix("torch.")) for o in outs]
     return outputs
+
+
+def _reference_part(reference: ModuleType, name: str, part: dict) -> torch.nn.Module | None:
+    """The reference's module of class ``name`` inside its ``part["cls"]`` built (on the meta device) from the
+    probe's arguments: the one at the student's ``path`` (``heads.0``), else the first of that class."""
+    cls = getattr(reference, str(part.get("cls")), None)
+    if not isinstance(cls, type) or not issubclass(cls, torch.nn.Module):
+        return None
+    with torch.device("meta"):
+        root = cls(*(part.get("args") or []), **(part.get("kwargs") or {}))
+    if part.get("dtype"):
+        root = root.to(getattr(torch, str(part["dtype"])))
+    if part.get("run"):
+        root = root.get_submodule(str(part["run"]))
+    found = dict(root.eval().named_modules()).get(str(part.get("path")))
+    if type(found).__name__ != name:
+        found = next((m for _, m in root.named_modules() if type(m).__name__ == name), None)
+    return found
 
 
 def not_the_contracts(callee: dict, expected: Outputs, names: Sequence[str]) -> str:
