@@ -31,13 +31,21 @@ def _other(case: h.Case) -> h.Case:
     return h.Case(case.fn, tuple(work.other_values(a) for a in case.args), case.kwargs, case.label)
 
 
+def _reshaped(case: h.Case) -> h.Case | None:
+    """The inputs with one more batch of rows (``work.other_shape``); None where no argument has a batch dim
+    (an int-only case's other inputs already have another shape)."""
+    args = work.other_shape(case.args)
+    return None if args is None else h.Case(case.fn, args, case.kwargs, case.label + ", another batch size")
+
+
 def _reference_runs(reference, case: h.Case) -> list[tuple]:
-    """The reference's outputs on the inputs, again, and on other inputs (``work.Runs``); kept with the case
-    (``h.reference_answer``) when its two runs on the inputs are the same, as a reference that draws no random
-    number gives: one that does is run anew each time, so its second run stays another RNG state's."""
+    """The reference's outputs on the inputs, again, on other inputs and, where there is one, on inputs of
+    another shape (``work.Runs``); kept with the case (``h.reference_answer``) when its two runs on the inputs
+    are the same, as a reference that draws no random number gives: one that does is run anew each time, so
+    its second run stays another RNG state's."""
     def runs() -> list[tuple]:
-        return [h.outputs_of(h.reference_f64(getattr(reference, case.fn), *c.args, **c.kwargs))
-                for c in (case, case, _other(case))]
+        asked = [c for c in (case, case, _other(case), _reshaped(case)) if c is not None]
+        return [h.outputs_of(h.reference_f64(getattr(reference, case.fn), *c.args, **c.kwargs)) for c in asked]
 
     def repeatable(ref: list[tuple]) -> bool:
         return len(ref[0]) == len(ref[1]) and all(
@@ -56,15 +64,29 @@ def _findings(student, ref: list[tuple], case: h.Case, names: tuple[str, ...]) -
         return None
     got = [h.outputs_of(student.call(case.fn, *c.args, stream=s, **c.kwargs).value)
            for c, s in ((case, 0), (case, 1), (other, 0))]  # the inputs, another RNG state, other inputs (``work.Runs``)
+    runs = {i: [h.as_tensor(g[i] if i < len(g) else None, f"`{case.fn}` on {case.label} ({names[i]})") for g in got]
+            for i in telling}
+    if len(ref) > 3 and any(work.same(r[0], r[2]) for r in runs.values()):
+        runs = _with_reshaped(student, case, runs)  # asked only where other values changed nothing
     findings = []
     for i in telling:
         name = names[i]
-        runs = [h.as_tensor(g[i] if i < len(g) else None, f"`{case.fn}` on {case.label} ({name})") for g in got]
-        why = work.no_work(work.Runs(*runs), work.Runs(*(r[i] for r in ref)), case.args)
+        why = work.no_work(work.Runs(*runs[i]), work.Runs(*(r[i] for r in ref)), case.args)
         if not why:
             return []
         findings.append(f"{returned(name, names)} {why}" if len(names) > 1 else f"its output {why}")
     return findings
+
+
+def _with_reshaped(student, case: h.Case, runs: dict[int, list]) -> dict[int, list]:
+    """``runs`` with each output's run on inputs of another shape added; none added where that run raised or
+    returned no tensor there (fail closed: no evidence that the output follows its input's shape)."""
+    reshaped = _reshaped(case)
+    try:
+        got = h.outputs_of(student.call(case.fn, *reshaped.args, **reshaped.kwargs).value)
+    except StudentError:
+        return runs
+    return {i: [*r, got[i]] if i < len(got) and isinstance(got[i], torch.Tensor) else r for i, r in runs.items()}
 
 
 def test_output_is_not_a_placeholder(student, reference, cases, assignment, fn):
