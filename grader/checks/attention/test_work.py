@@ -64,29 +64,33 @@ def _findings(student, ref: list[tuple], case: h.Case, names: tuple[str, ...]) -
         return None
     got = [h.outputs_of(student.call(case.fn, *c.args, stream=s, **c.kwargs).value)
            for c, s in ((case, 0), (case, 1), (other, 0))]  # the inputs, another RNG state, other inputs (``work.Runs``)
-    runs = {i: [h.as_tensor(g[i] if i < len(g) else None, f"`{case.fn}` on {case.label} ({names[i]})") for g in got]
-            for i in telling}
-    if len(ref) > 3 and any(work.same(r[0], r[2]) for r in runs.values()):
-        runs = _with_reshaped(student, case, runs)  # asked only where other values changed nothing
+    reshaped: list[tuple] = []  # the student's outputs on inputs of another shape, asked once at most
     findings = []
     for i in telling:
         name = names[i]
-        why = work.no_work(work.Runs(*runs[i]), work.Runs(*(r[i] for r in ref)), case.args)
+        runs = [h.as_tensor(g[i] if i < len(g) else None, f"`{case.fn}` on {case.label} ({name})") for g in got]
+        if len(ref) > 3 and work.same(runs[0], runs[2]):  # asked only where other values changed nothing
+            reshaped = reshaped or [_on_another_shape(student, case)]
+            runs.append(_tensor_at(reshaped[0], i))
+        why = work.no_work(work.Runs(*runs), work.Runs(*(r[i] for r in ref)), case.args)
         if not why:
             return []
         findings.append(f"{returned(name, names)} {why}" if len(names) > 1 else f"its output {why}")
     return findings
 
 
-def _with_reshaped(student, case: h.Case, runs: dict[int, list]) -> dict[int, list]:
-    """``runs`` with each output's run on inputs of another shape added; none added where that run raised or
-    returned no tensor there (fail closed: no evidence that the output follows its input's shape)."""
+def _on_another_shape(student, case: h.Case) -> tuple:
+    """The student's outputs on inputs of another shape (``_reshaped``); () where that run raised."""
     reshaped = _reshaped(case)
     try:
-        got = h.outputs_of(student.call(case.fn, *reshaped.args, **reshaped.kwargs).value)
+        return h.outputs_of(student.call(case.fn, *reshaped.args, **reshaped.kwargs).value)
     except StudentError:
-        return runs
-    return {i: [*r, got[i]] if i < len(got) and isinstance(got[i], torch.Tensor) else r for i, r in runs.items()}
+        return ()
+
+
+def _tensor_at(outputs: tuple, i: int) -> torch.Tensor | None:
+    """Output ``i`` where it is a tensor; None otherwise (fail closed: no evidence that it follows the shape)."""
+    return outputs[i] if i < len(outputs) and isinstance(outputs[i], torch.Tensor) else None
 
 
 def test_output_is_not_a_placeholder(student, reference, cases, assignment, fn):
