@@ -14,10 +14,24 @@ An output *does no work* when, on ordinary inputs, it is
   same output, or one that moves by almost nothing (under a thousandth of how
   far the reference's moves, relative to each one's size), while another RNG
   state changes it: the values come from the generator, not from the input;
-* constant: every entry has one value where the reference's do not, or other
-  input values give the very same output where the reference's changes;
+* constant: every entry has one value where the reference's do not, or both
+  other input values and inputs of another shape (``other_shape``: one more
+  batch of rows) give the very same output, where the reference's changes;
 * the input handed back: it equals one of the inputs where the reference's
   output does not.
+
+The shape run is what tells real work that depends only on shapes from a
+constant. An output that other values leave unchanged but whose shape or values
+follow the input's shape (a causal-mask-like pattern, uniform causal weights,
+``T`` numbers for ``T`` rows) computes something from its input, so it does
+work and its properties judge it; an output of one fixed shape and value
+whatever the input is a placeholder. Where the contract makes the output depend
+only on shapes (``causal_mask(T)``; the reference's own output is the same for
+other values), following the shape is the work asked, and an output that does
+not follow it is a placeholder. One value in every entry (zeros or ones of the
+input's shape) stays a placeholder wherever the reference's output varies: the
+contract never allows it there, whatever its shape. The random-values test
+compares runs on same-shaped inputs only.
 
 Variation alone is never the evidence: a computed output with noise on top
 (dropout left on in eval mode, ``torch.randn`` added in forward) follows its
@@ -41,12 +55,13 @@ FOLLOWS = 1e-3  # an output that moves less than this share of the reference's r
 
 @dataclass(frozen=True)
 class Runs:
-    """One output (a tensor) of the same code on: the inputs, the same inputs under another RNG state, and
-    other inputs under the first RNG state."""
+    """One output (a tensor) of the same code on: the inputs, the same inputs under another RNG state,
+    other inputs under the first RNG state and, where asked, inputs of another shape under the first."""
 
     first: torch.Tensor
     again: torch.Tensor
     other: torch.Tensor
+    reshaped: torch.Tensor | None = None  # on inputs of another shape (``other_shape``); None: not asked or no answer
 
 
 OTHER_SHARE = 0.7  # how much of the rows-reversed tensor the gate's other inputs take (``other_values``)
@@ -67,6 +82,27 @@ def other_values(x: Any) -> Any:
     flipped = x.flip(-2)
     blend = (1 - OTHER_SHARE) * x + OTHER_SHARE * flipped
     return torch.where(torch.isfinite(x) & torch.isfinite(flipped), blend, x)
+
+
+def other_shape(args: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The same arguments with one more batch of rows: each tensor of three or more dims whose first dim is
+    the batch (the largest first dim among them; a size-1 dim that broadcasts stays) gets its
+    ``other_values`` appended along dim 0, so B becomes 2B; None where no argument has a batch dim.
+
+    Another batch size is inside every contract: self-attention's q, k and v keep one T, split_heads keeps
+    C % n_heads == 0, a module keeps T <= context_length, and a 2-D mask or weight matrix is left as it
+    is. The first B rows are the inputs themselves, so real work on them is unchanged."""
+    batched = [a for a in args if isinstance(a, torch.Tensor) and a.dim() >= 3]
+    if not batched:
+        return None
+    batch = max(a.shape[0] for a in batched)
+    return tuple(torch.cat([a, other_values(a)]) if any(a is b for b in batched) and a.shape[0] == batch else a
+                 for a in args)
+
+
+def follows_shape(runs: Runs) -> bool:
+    """Whether inputs of another shape gave another output (shape or values): the output follows its input."""
+    return runs.reshaped is not None and not same(runs.first, runs.reshaped)
 
 
 def same(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -92,8 +128,10 @@ def varies(t: torch.Tensor) -> bool:
 
 def telling(reference: Runs, inputs: Sequence[Any]) -> bool:
     """Whether these inputs can show a placeholder: the reference's output varies within, changes with the
-    other inputs and is none of the inputs (on T=1, or a one-head split, it may be none of these)."""
-    return (varies(reference.first) and not same(reference.first, reference.other)
+    other inputs or with inputs of another shape, and is none of the inputs (on T=1, or a one-head split,
+    it may be none of these)."""
+    changes = not same(reference.first, reference.other) or follows_shape(reference)
+    return (varies(reference.first) and changes
             and not any(isinstance(x, torch.Tensor) and same(reference.first, x) for x in inputs))
 
 
@@ -105,8 +143,11 @@ def no_work(student: Runs, reference: Runs, inputs: Sequence[Any]) -> str:
                 "under one random state (random values?)")
     if one_value(student.first) and varies(reference.first):
         return f"holds the single value {_value(student.first)} in every entry"
-    if same(student.first, student.other) and not same(reference.first, reference.other):
-        return "is exactly the same for different input values"
+    if same(student.first, student.other) and not same(reference.first, reference.other) and not follows_shape(student):
+        shaped = " and for inputs of another shape" if student.reshaped is not None else ""
+        return f"is exactly the same for different input values{shaped}"
+    if same(reference.first, reference.other) and follows_shape(reference) and not follows_shape(student):
+        return "is exactly the same for inputs of another shape, where it should follow the input's shape"
     for i, x in enumerate(inputs):
         if isinstance(x, torch.Tensor) and same(student.first, x) and not same(reference.first, x):
             return f"is input #{i + 1} handed back unchanged"

@@ -31,13 +31,21 @@ def _other(case: h.Case) -> h.Case:
     return h.Case(case.fn, tuple(work.other_values(a) for a in case.args), case.kwargs, case.label)
 
 
+def _reshaped(case: h.Case) -> h.Case | None:
+    """The inputs with one more batch of rows (``work.other_shape``); None where no argument has a batch dim
+    (an int-only case's other inputs already have another shape)."""
+    args = work.other_shape(case.args)
+    return None if args is None else h.Case(case.fn, args, case.kwargs, case.label + ", another batch size")
+
+
 def _reference_runs(reference, case: h.Case) -> list[tuple]:
-    """The reference's outputs on the inputs, again, and on other inputs (``work.Runs``); kept with the case
-    (``h.reference_answer``) when its two runs on the inputs are the same, as a reference that draws no random
-    number gives: one that does is run anew each time, so its second run stays another RNG state's."""
+    """The reference's outputs on the inputs, again, on other inputs and, where there is one, on inputs of
+    another shape (``work.Runs``); kept with the case (``h.reference_answer``) when its two runs on the inputs
+    are the same, as a reference that draws no random number gives: one that does is run anew each time, so
+    its second run stays another RNG state's."""
     def runs() -> list[tuple]:
-        return [h.outputs_of(h.reference_f64(getattr(reference, case.fn), *c.args, **c.kwargs))
-                for c in (case, case, _other(case))]
+        asked = [c for c in (case, case, _other(case), _reshaped(case)) if c is not None]
+        return [h.outputs_of(h.reference_f64(getattr(reference, case.fn), *c.args, **c.kwargs)) for c in asked]
 
     def repeatable(ref: list[tuple]) -> bool:
         return len(ref[0]) == len(ref[1]) and all(
@@ -56,15 +64,33 @@ def _findings(student, ref: list[tuple], case: h.Case, names: tuple[str, ...]) -
         return None
     got = [h.outputs_of(student.call(case.fn, *c.args, stream=s, **c.kwargs).value)
            for c, s in ((case, 0), (case, 1), (other, 0))]  # the inputs, another RNG state, other inputs (``work.Runs``)
+    reshaped: list[tuple] = []  # the student's outputs on inputs of another shape, asked once at most
     findings = []
     for i in telling:
         name = names[i]
         runs = [h.as_tensor(g[i] if i < len(g) else None, f"`{case.fn}` on {case.label} ({name})") for g in got]
+        if len(ref) > 3 and work.same(runs[0], runs[2]):  # asked only where other values changed nothing
+            reshaped = reshaped or [_on_another_shape(student, case)]
+            runs.append(_tensor_at(reshaped[0], i))
         why = work.no_work(work.Runs(*runs), work.Runs(*(r[i] for r in ref)), case.args)
         if not why:
             return []
         findings.append(f"{returned(name, names)} {why}" if len(names) > 1 else f"its output {why}")
     return findings
+
+
+def _on_another_shape(student, case: h.Case) -> tuple:
+    """The student's outputs on inputs of another shape (``_reshaped``); () where that run raised."""
+    reshaped = _reshaped(case)
+    try:
+        return h.outputs_of(student.call(case.fn, *reshaped.args, **reshaped.kwargs).value)
+    except StudentError:
+        return ()
+
+
+def _tensor_at(outputs: tuple, i: int) -> torch.Tensor | None:
+    """Output ``i`` where it is a tensor; None otherwise (fail closed: no evidence that it follows the shape)."""
+    return outputs[i] if i < len(outputs) and isinstance(outputs[i], torch.Tensor) else None
 
 
 def test_output_is_not_a_placeholder(student, reference, cases, assignment, fn):

@@ -8,6 +8,8 @@ values or ``x`` itself earn nothing.
 
 from __future__ import annotations
 
+import torch
+
 from grader.checks import helpers as h
 from grader.checks import plan, work
 from grader.checks.attention_modules.conftest import CTX, x_of
@@ -18,17 +20,20 @@ def test_forward_is_not_a_placeholder(student, spec, assignment):
     """A forward that raises returns nothing a placeholder could: the checks that need outputs say why."""
     x = x_of(CTX, seed=50)  # the full context: a forward that only handles T = context_length still counts
     other = work.other_values(x)
+    (reshaped,) = work.other_shape([x])  # one more batch: T stays within the context (``work.other_shape``)
     try:
-        # the input and other inputs under the check's RNG state, then the input under another (``work.Runs``)
-        first = spec.probe(student, params=spec.params(), inputs=[x, other]).get("outputs") or []
+        # the input, other inputs and another batch size under the check's RNG state, then the input under
+        # another (``work.Runs``)
+        first = spec.probe(student, params=spec.params(), inputs=[x, other, reshaped]).get("outputs") or []
         again = spec.probe(student, params=spec.params(), inputs=[x], stream=1).get("outputs") or []
     except StudentError:
         return
     what = f"`{spec.cls}` forward on x {tuple(x.shape)}"
-    assert len(first) == 2 and len(again) == 1, f"{what} did not return an output for every input"
+    assert len(first) == 3 and len(again) == 1, f"{what} did not return an output for every input"
     outs = [first[0], again[0], first[1]]
-    runs = work.Runs(*(h.as_tensor(o, what) for o in outs))
-    expected = work.Runs(spec.expected(x), spec.expected(x), spec.expected(other))
+    runs = work.Runs(*(h.as_tensor(o, what) for o in outs),
+                     reshaped=first[2] if isinstance(first[2], torch.Tensor) else None)  # none: no evidence (fail closed)
+    expected = work.Runs(spec.expected(x), spec.expected(x), spec.expected(other), spec.expected(reshaped))
     inputs = [x, x[..., : spec.out_size]]
     assert work.telling(expected, inputs), f"{what}: this input cannot show a placeholder (a grader bug: report it)"
     why = work.no_work(runs, expected, inputs)
