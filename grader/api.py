@@ -169,8 +169,11 @@ class Grader:
         with (``returned.contract_outputs``); None in a student kit, which has no reference."""
         if self.assignment.reference is None:
             return None
-        if self._reference is None:
-            self._reference = session.load_reference(self.assignment.reference)
+        try:
+            if self._reference is None:
+                self._reference = session.load_reference(self.assignment.reference)
+        except Exception:  # noqa: BLE001 - a reference that cannot load is the judge's to report, on every card;
+            return None  # without it no callee is compared, and the card says why the grade is not one
         return returned.contract_outputs(self._reference)
 
     def _figures(self, student: StudentProxy, worker: SubmissionWorker) -> dict[str, Any] | None:

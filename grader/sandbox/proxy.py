@@ -164,6 +164,7 @@ class StudentProxy:
                         f"where the contract's `{other}` returns {contract} for the same arguments: fix `{other}` first")
         return ""
 
+
 def _part(probe: dict | None, callee: dict) -> dict[str, Any]:
     """For a part's forward that a probe reported (``callees.Forwards``): the contract's keyword naming the probe
     that built it and where the part sits; {} for a function (or a forward no probe ran)."""

@@ -166,13 +166,20 @@ def fixed_rate_sentence(student: StudentProxy, spec: ModuleSpec, p: float, subje
             "written in the code, not read from the `dropout` argument")
 
 
+def head_spec(spec: ModuleSpec) -> ModuleSpec:
+    """One head of MultiHeadAttention ``spec``, built alone as the contract builds it: (d_model, d_model // n_heads,
+    context_length). Its reference weights are asked for on every run of the rate check (``spec.params()``), so a
+    student kit's recording holds what ``head_sentence`` reads when a student's head fails."""
+    from grader.checks.attention_modules.conftest import ModuleSpec
+
+    return ModuleSpec("SelfAttentionHead", (*spec.args[:1], spec.args[0] // spec.args[1], spec.args[2]), spec.reference)
+
+
 def head_sentence(student: StudentProxy, spec: ModuleSpec, p: float) -> str:
     """For MultiHeadAttention whose heads drop at the wrong rate: "" unless the student's own SelfAttentionHead,
     built alone with the rate ``p``, already drops at another rate or drops no weight at all (then the head,
     not the passing on, is the cause)."""
-    from grader.checks.attention_modules.conftest import ModuleSpec
-
-    head = ModuleSpec("SelfAttentionHead", (*spec.args[:1], spec.args[0] // spec.args[1], spec.args[2]), spec.reference)
+    head = head_spec(spec)
     own = fixed_rate_sentence(student, head, p, subject="your SelfAttentionHead")
     if own:
         return (f"{own}; so every head drops at that rate whatever MultiHeadAttention passes on. Use the `dropout` "

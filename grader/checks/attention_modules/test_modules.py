@@ -351,6 +351,8 @@ def test_dropout_drops_at_the_asked_rate(student, spec):
     each head is run as the module built it (``heads.i``): the rate it was given."""
     x = h.randn(RATE_ROWS, 1, D_MODEL, seed=95)
     params = spec.params()
+    if spec.cls == "MultiHeadAttention":
+        sites.head_spec(spec).params()  # asked on every run, so a kit records what naming a failing head needs
     for part in [None] if spec.cls == "SelfAttentionHead" else [f"heads.{i}" for i in range(N_HEADS)]:
         def what(p: float) -> str:
             return f"`{spec.cls}(..., dropout={p:g})`" + (f"'s {part}" if part else "")
