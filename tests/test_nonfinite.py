@@ -26,6 +26,7 @@ from grader.config import load_config
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import FILENAME, REFERENCE
+from tests.wrapped import module_wrapper, wrapper
 
 PATTERNS = ("row", "entry", "all", "past")
 # The issue's three (a NaN row, one inf entry, all NaN), and NaN in every row but the last: what a +inf mask
@@ -62,24 +63,6 @@ def _poisoned(value, pattern={pattern!r}, fill=float({fill!r})):
     return value.masked_fill(mask, fill)
 '''
 
-FUNCTION_WRAPPER = '''
-_poison_original = {exercise}
-
-
-def {exercise}(*args, **kwargs):
-    return _poisoned(_poison_original(*args, **kwargs))
-'''
-
-MODULE_WRAPPER = '''
-_poison_forward = {exercise}.forward
-
-
-def _poison_new_forward(self, *args, **kwargs):
-    return _poisoned(_poison_forward(self, *args, **kwargs))
-
-
-{exercise}.forward = _poison_new_forward
-'''
 
 
 @dataclass(frozen=True)
@@ -94,9 +77,8 @@ class Variant:
         return f"{self.assignment}/{self.exercise}/{self.pattern}-{self.fill}"
 
     def source(self) -> str:
-        wrapper = MODULE_WRAPPER if self.exercise[:1].isupper() else FUNCTION_WRAPPER
         return (REFERENCE[self.assignment].read_text() + POISON_HELPER.format(**vars(self))
-                + wrapper.format(exercise=self.exercise))
+                + wrapper(self.exercise, "_poisoned"))
 
 
 def _floating_exercises(assignment: str) -> list[str]:
@@ -299,7 +281,7 @@ def test_a_count_on_finite_entries_still_fails_a_real_bug_beside_nan(grade, patt
 
     case = next(c for c in corpus("mutants") if c.id == "attention-modules/mutants/mha_no_output_dropout")
     poison = Variant("attention-modules", "MultiHeadAttention", pattern, POISONS[pattern])
-    source = case.source() + POISON_HELPER.format(**vars(poison)) + MODULE_WRAPPER.format(exercise=poison.exercise)
+    source = case.source() + POISON_HELPER.format(**vars(poison)) + module_wrapper(poison.exercise, "_poisoned")
     card = grade(source, "attention-modules")
     check = next(c for c in card.checks if c.id == "test_dropout_after_the_projection_in_training_mode")
     assert check.status == "failed" and "could not be judged" not in check.message, check.message

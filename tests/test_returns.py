@@ -30,6 +30,7 @@ from grader.config import load_config
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import FILENAME, REFERENCE
+from tests.wrapped import wrapper
 
 # name -> what the wrapped function returns instead of its answer ``v`` (``first``: v, or v's first element)
 MALFORMATIONS = {
@@ -67,24 +68,6 @@ def _malformed(v):
     return {expression}
 '''
 
-FUNCTION_WRAPPER = '''
-_original = {exercise}
-
-
-def {exercise}(*args, **kwargs):
-    return _malformed(_original(*args, **kwargs))
-'''
-
-MODULE_WRAPPER = '''
-_original_forward = {exercise}.forward
-
-
-def _malformed_forward(self, *args, **kwargs):
-    return _malformed(_original_forward(self, *args, **kwargs))
-
-
-{exercise}.forward = _malformed_forward
-'''
 
 
 @dataclass(frozen=True)
@@ -98,11 +81,10 @@ class Malformed:
         return f"{self.assignment}/{self.exercise}/{self.malformation}"
 
     def source(self) -> str:
-        wrapper = MODULE_WRAPPER if self.exercise[:1].isupper() else FUNCTION_WRAPPER
         return (REFERENCE[self.assignment].read_text()
                 + HELPER.format(exercise=self.exercise, malformation=self.malformation,
                                 expression=MALFORMATIONS[self.malformation])
-                + wrapper.format(exercise=self.exercise))
+                + wrapper(self.exercise, "_malformed"))
 
 
 def product() -> list[Malformed]:
