@@ -10,8 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
 import pytest
+import torch
 
-from grader import api
+# One intra-op thread in every test process, set before any test module is imported: a module that computes
+# with torch at import (a generated family's members, tests/test_gate_family.py) would otherwise start
+# torch's thread pool, and a process forked after that (tests/test_layers.py's children, the judge's worker
+# server) deadlocks on its first parallel op (ARCHITECTURE, "Facts measured"). Which modules a worker
+# imports first depends on how xdist shares them out, so it is set here, once, for all.
+torch.set_num_threads(1)
+
+from grader import api  # noqa: E402 - after the thread count, as above
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 

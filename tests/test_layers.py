@@ -247,6 +247,7 @@ def test_fork_denied_but_threads_and_torch_threads_work(policy: ChildPolicy) -> 
 
     report = run_child(policy, threads)
     skip_unless_active(report, {"seccomp"})
+    assert "result" in report, f"the child wrote no report: {report}"
     result = report["result"]
     assert result["python_threads"] == 4
     assert result["torch_value"] == pytest.approx(384, rel=1e-4)
