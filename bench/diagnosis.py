@@ -1,16 +1,18 @@
 """How often the diagnosis names the mistake, on the project's corpus and on a held-out one.
 
-Usage: python bench/diagnosis.py [--json FILE] [--corpus project unseen]
+Usage: python bench/diagnosis.py [--json FILE] [--corpus project unseen fresh]
        python bench/diagnosis.py --overhead [--rounds 3]
 
-Two corpora, graded through one warm grader per assignment:
+Three corpora, graded through one warm grader per assignment:
 
 * ``project``: ``tests/corpus/*/mutants`` (one bug each, a ``# diagnosis:`` header naming its catalogue
   entry or ``none (why)``) and ``alternatives`` (correct files written other ways);
 * ``unseen``: ``tests/corpus_unseen/attention/*.py``, single-bug and correct files written as students
   write them, kept apart from the operators' own tests and never used to tune them. Each header gives
   the ``exercise`` with the bug (``none`` for a correct file) and an ``accept`` regex that a right name's
-  sentence matches (hand-checked labels).
+  sentence matches (hand-checked labels);
+* ``fresh``: ``tests/corpus_fresh/*/*.py``, the same format for both assignments, written from public
+  sources by someone who had not read ``grader/`` (its README), labels committed before any grading.
 
 Per corpus it prints, over the single-bug files: the share **named in the right exercise** (a mistake
 named whose own exercise is the labelled one and, in ``unseen``, whose sentence matches ``accept``;
@@ -47,7 +49,7 @@ from grader.scorecard import Scorecard  # noqa: E402
 from grader.scoring import UNNAMED_ID  # noqa: E402
 from tests.corpus_cases import REFERENCE, corpus, expected_diagnosis, grade_corpus  # noqa: E402
 
-UNSEEN = ROOT / "tests" / "corpus_unseen"
+HELD_OUT = {"unseen": ROOT / "tests" / "corpus_unseen", "fresh": ROOT / "tests" / "corpus_fresh"}
 
 
 @dataclass(frozen=True)
@@ -93,18 +95,20 @@ def project_cases() -> Iterator[tuple[Labelled, object]]:
         yield Labelled("project", case.id, exercise, "", expected or ""), case
 
 
-def unseen_labels() -> list[tuple[Labelled, str]]:
+def held_out_labels(name: str) -> list[tuple[Labelled, str]]:
     """Each held-out file's label and its whole source: a bug file holds only its buggy definition, appended to
-    the correct file its ``# base:`` header names (a later definition replaces the earlier one)."""
+    the correct file its ``# base:`` header names (a later definition replaces the earlier one). A folder is an
+    assignment, its id written with ``_`` or ``-`` (``attention_modules`` is ``attention-modules``)."""
     found = []
-    for path in sorted(UNSEEN.glob("*/*.py")):
+    for path in sorted(HELD_OUT[name].glob("*/*.py")):
         text = path.read_text(encoding="utf-8")
         header = dict(re.findall(r"^# (source|exercise|accept|why|base): (.*)$", text, re.M))
         exercise = header.get("exercise", "").strip()
         accept = header.get("accept", "").strip()
         base = header.get("base", "").strip()
         source = (path.with_name(f"{base}.py").read_text(encoding="utf-8") + "\n\n" + text) if base else text
-        found.append((Labelled("unseen", f"{path.parent.name}/{path.stem}", "" if exercise == "none" else exercise,
+        assignment = path.parent.name.replace("_", "-")
+        found.append((Labelled(name, f"{assignment}/{path.stem}", "" if exercise == "none" else exercise,
                                "" if accept == "-" else accept), source))
     return found
 
@@ -141,7 +145,7 @@ def report(name: str, rows: list[tuple[Labelled, str]]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="also write the per-file results here")
-    parser.add_argument("--corpus", nargs="+", default=["project", "unseen"], choices=["project", "unseen"])
+    parser.add_argument("--corpus", nargs="+", default=["project", "unseen"], choices=["project", *HELD_OUT])
     parser.add_argument("--overhead", action="store_true",
                         help="instead: time grading the mutants with and without diagnosis, interleaved")
     parser.add_argument("--rounds", type=int, default=3)
@@ -161,9 +165,9 @@ def main() -> None:
         cases = [c for c in corpus("mutants") + corpus("alternatives") if c.id in labelled]
         rows = [(labelled[case.id], outcome(card, labelled[case.id], exercises)) for case, card in grade_corpus(cases)]
         results["project"] = {"summary": report("project corpus", rows), "files": {l.id: o for l, o in rows}}
-    if "unseen" in args.corpus:
-        rows = [(label, outcome(card, label, exercises)) for label, card in grade_unseen(unseen_labels())]
-        results["unseen"] = {"summary": report("unseen corpus", rows), "files": {l.id: o for l, o in rows}}
+    for name in [c for c in args.corpus if c in HELD_OUT]:
+        rows = [(label, outcome(card, label, exercises)) for label, card in grade_unseen(held_out_labels(name))]
+        results[name] = {"summary": report(f"{name} corpus", rows), "files": {l.id: o for l, o in rows}}
     print(f"graded in {time.monotonic() - started:.1f} s")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")

@@ -1,4 +1,5 @@
-"""The held-out corpus's shape (``tests/corpus_unseen``): what bench/diagnosis.py relies on, never its verdicts.
+"""The held-out corpora's shape (``tests/corpus_unseen``, ``tests/corpus_fresh``): what bench/diagnosis.py relies
+on, never its verdicts.
 
 Only the bench grades these files (the corpus is held out from the diagnosis's own tests); here we check
 that each one is well formed: a label, and for a bug file one definition over a correct base.
@@ -12,29 +13,35 @@ from pathlib import Path
 
 import pytest
 
-UNSEEN = Path(__file__).resolve().parent / "corpus_unseen"
-FILES = sorted(UNSEEN.glob("*/*.py"))
-CONTRACT = {"attention_scores", "scale_scores", "causal_mask", "apply_mask", "softmax", "mix_values", "attention",
-            "bag_of_past", "split_heads", "merge_heads", "multi_head_attention", "attention_entropy"}
+HERE = Path(__file__).resolve().parent
+FILES = sorted(HERE.glob("corpus_unseen/*/*.py")) + sorted(HERE.glob("corpus_fresh/*/*.py"))
+CONTRACTS = {  # an assignment's folder -> the names a whole submission defines
+    "attention": {"attention_scores", "scale_scores", "causal_mask", "apply_mask", "softmax", "mix_values", "attention",
+                  "bag_of_past", "split_heads", "merge_heads", "multi_head_attention", "attention_entropy"},
+    "attention_modules": {"SelfAttentionHead", "MultiHeadAttention"},
+}
+DEFINITIONS = (ast.FunctionDef, ast.ClassDef)
 
 
 def header(path: Path) -> dict[str, str]:
     return dict(re.findall(r"^# (source|exercise|accept|why|base): (.*)$", path.read_text(encoding="utf-8"), re.M))
 
 
-def test_the_corpus_is_there():
-    assert len(FILES) >= 50
+@pytest.mark.parametrize(("corpus", "least"), [("corpus_unseen", 50), ("corpus_fresh", 50)])
+def test_the_corpus_is_there(corpus, least):
+    assert len([f for f in FILES if f.parent.parent.name == corpus]) >= least
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")
 def test_each_file_is_labelled_and_whole(path):
     label = header(path)
     assert {"source", "exercise", "accept", "why"} <= label.keys(), f"{path.name}: header {sorted(label)}"
     re.compile(label["accept"])
     if label["exercise"] == "none":
         assert "base" not in label and label["accept"] == "-"
-        defined = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.FunctionDef)}
-        assert CONTRACT <= defined, f"{path.name} lacks {sorted(CONTRACT - defined)}"
+        defined = {n.name for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, DEFINITIONS)}
+        contract = CONTRACTS[path.parent.name]
+        assert contract <= defined, f"{path.name} lacks {sorted(contract - defined)}"
         return
     base = path.with_name(f"{label['base']}.py")
     assert base.is_file() and header(base)["exercise"] == "none", f"{path.name}: its base must be a correct file"
