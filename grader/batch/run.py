@@ -277,7 +277,9 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
     stop: list[int] = []
     entries = {e.student: (e, sha) for e, sha in todo}
     pending = list(reversed(todo))
-    previous = {s: signal.signal(s, lambda signum, _: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    # A signal the batch was started with ignored (a job a shell started in the background) stays ignored.
+    previous = {s: signal.signal(s, lambda signum, _: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)
+                if signal.getsignal(s) is not signal.SIG_IGN}
     pool = None
     beside = threading.Thread(target=meanwhile, name="grader-batch-meanwhile")
     beside.start()
