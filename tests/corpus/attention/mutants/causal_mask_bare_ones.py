@@ -9,4 +9,11 @@
 # may_fail: attention::test_stays_on*, attention::test_cuda_matches_cpu*, multi_head_attention::test_returns*
 # may_fail: multi_head_attention::test_scores_scaled*, multi_head_attention::test_future_tokens*, multi_head_attention::test_inputs_are_not_modified*
 # may_fail: multi_head_attention::test_stays_on*, multi_head_attention::test_cuda_matches_cpu*
-# replace: return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T) ==> return torch.tril(torch.ones(T, T))  # float32, CPU
+
+# The reference's definition(s) with this case's change, whole: they replace the reference's.
+def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """Bool (T, T) mask, True where token t may attend to token s (s <= t).
+
+    Built directly on ``device`` (CPU when None).
+    """
+    return torch.tril(torch.ones(T, T))
