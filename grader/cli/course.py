@@ -111,4 +111,4 @@ def cmd_ci(args: argparse.Namespace) -> int:
 def cmd_new_exercise(args: argparse.Namespace) -> int:
     from grader.authoring import new_exercise
 
-    return new_exercise.command(args.name, args.assignment, args.like)
+    return new_exercise.command(args.name, args.assignment, args.like, signature=args.signature)
