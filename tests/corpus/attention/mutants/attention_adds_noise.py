@@ -4,7 +4,7 @@
 # message: second call on the same inputs gives a different out
 # diagnosis: none (the answer moves from call to call: no fixed mistake reproduces noise)
 # why: attention adds a little Gaussian noise to its output ("dropout, as I read about"), so it is not deterministic; the worked example must say so, not tell the student to mix the values
-# may_fail: multi_head_attention::*
+# may_fail: callers::*
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def attention(

@@ -5,7 +5,7 @@
 # diagnosis: attention_mask_after_softmax
 # why: attention applies the causal mask after softmax by zeroing future weights, so rows no longer sum to 1
 # may_fail: attention::test_weights_rows_sum_to_one, attention::test_future_tokens*, attention::test_huge_future*
-# may_fail: multi_head_attention::test_future_tokens*
+# may_fail: callers::test_future_tokens*
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def attention(

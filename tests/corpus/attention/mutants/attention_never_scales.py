@@ -4,7 +4,7 @@
 # message: scal|sqrt
 # diagnosis: attention_never_scales
 # why: attention forgets to scale: scale=True divides by nothing
-# may_fail: multi_head_attention::test_scores_scaled*, attention::test_unscaled_weights_saturate
+# may_fail: callers::test_scores_scaled*, attention::test_unscaled_weights_saturate
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def attention(

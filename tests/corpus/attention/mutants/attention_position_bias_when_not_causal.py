@@ -5,7 +5,7 @@
 # clause: attention.causal_false
 # diagnosis: attention_position_bias_when_not_causal
 # why: with causal=False attention adds a distance penalty -0.5*|i - j| to the scores (ALiBi-style position information), so permuting the tokens no longer just permutes the results
-# may_fail: attention::test_causal_false_*, multi_head_attention::test_causal_false_*
+# may_fail: attention::test_causal_false_*, callers::test_causal_false_*
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def attention(

@@ -6,7 +6,7 @@
 # diagnosis: attention_returns_out_only
 # why: attention returns only out, not the tuple (out, weights) the contract asks for
 # may_fail: attention::test_weights_*, attention::test_future_tokens*, attention::test_scale_false*, attention::test_causal_false_*
-# may_fail: attention::test_unscaled*, attention::test_huge_future*, multi_head_attention::*
+# may_fail: attention::test_unscaled*, attention::test_huge_future*, callers::*
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def attention(

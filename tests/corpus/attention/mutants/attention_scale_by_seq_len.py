@@ -4,7 +4,7 @@
 # message: scale|sqrt
 # diagnosis: attention_scale_by_seq_len
 # why: attention scales by sqrt(T) (q.shape[-2], the sequence length) instead of sqrt(d) (q.shape[-1])
-# may_fail: attention::test_unscaled_weights_saturate, multi_head_attention::test_scores_scaled*
+# may_fail: attention::test_unscaled_weights_saturate, callers::test_scores_scaled*
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def attention(

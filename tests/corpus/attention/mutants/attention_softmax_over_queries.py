@@ -4,7 +4,7 @@
 # message: sum to 1|weights|differs
 # diagnosis: attention_softmax_over_queries
 # why: attention takes the softmax over dim=-2 (the queries) instead of the last dim (the keys)
-# may_fail: attention::test_weights_rows_sum_to_one, attention::test_future_tokens*, multi_head_attention::test_future_tokens*
+# may_fail: attention::test_weights_rows_sum_to_one, attention::test_future_tokens*, callers::test_future_tokens*
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def attention(

@@ -5,7 +5,7 @@
 # clause: softmax.minus_inf_gets_zero
 # diagnosis: none (the 1e-9 weights lie within every tolerance; only the exact-zero check sees them)
 # why: softmax adds 1e-9 to every exp() "to avoid dividing by zero", so a -inf score gets a tiny weight instead of exactly 0
-# may_fail: softmax::test_minus_inf_gets_exactly_zero, attention::test_weights_lower_triangular, multi_head_attention::test_future_tokens*
+# may_fail: softmax::test_minus_inf_gets_exactly_zero, callers::test_weights_lower_triangular, callers::test_future_tokens*
 
 # The reference's definition(s) with this case's change, whole: they replace the reference's.
 def softmax(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
