@@ -24,10 +24,11 @@ import pytest
 
 from grader import batch, cli, scorecard
 from grader.export import command as exports, views
+from grader.batch.layout import read_folder
 from grader.config import ConfigError, load_config
 from grader.export import canvas, gradebook_csv, gradescope, junit, pytest_json
 from grader.export.gradebook import Row
-from grader.batch.roster import RosterEntry, RosterError, read_roster
+from grader.coursedata.roster import RosterEntry, RosterError, read_roster
 from grader.scorecard import CheckResult, Scorecard, SubmissionInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -510,7 +511,18 @@ def test_a_folder_is_only_for_canvas(tmp_path: Path) -> None:
     with pytest.raises(exports.ExportError, match="only canvas and moodle take a grade-all output folder"):
         exports.export("junit", [folder], tmp_path / "j.xml")
     with pytest.raises(exports.ExportError, match="not a grade-all output folder"):
-        exports.export("canvas", [tmp_path / "graded" / "cards"], tmp_path / "c.csv", roster=tmp_path / "r.csv")
+        exports.export("canvas", [tmp_path / "graded" / "cards"], tmp_path / "c.csv", roster=tmp_path / "r.csv",
+                       grade_all=read_folder)
+
+
+@pytest.mark.parametrize("fmt", ["canvas", "moodle"])
+def test_a_folder_without_the_callers_reader_is_refused(tmp_path: Path, fmt: str) -> None:
+    """Export imports nothing of the batch: a caller that gives no grade-all reader gets a refusal, never a
+    folder read some other way (fail closed)."""
+    folder = batch_folder(tmp_path)
+    with pytest.raises(exports.ExportError, match="reads no grade-all output folder"):
+        exports.export(fmt, [folder], tmp_path / "out.csv", roster=tmp_path / "r.csv", worksheet=tmp_path / "w.csv")
+    assert not (tmp_path / "out.csv").exists()
 
 
 # ---------------------------------------------------------------- junit against the Jenkins xunit plugin's XSD

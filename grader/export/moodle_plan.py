@@ -2,10 +2,10 @@
 
 A worksheet row is a student of GRADED when the student's id is the one
 grade-all gives that row when the worksheet is its roster (``ID number``, else
-``Username``, else ``Email address``: ``grader.batch.roster``), or when the
+``Username``, else ``Email address``: ``grader.coursedata.roster``), or when the
 student's file came from that participant's folder of Moodle's "Download all
 submissions" (``Jane Doe_1234567_assignsubmission_file_/``: the participant id
-is in the name, ``grader.batch.lms_readers``). Only ``graded`` students get a
+is in the name, ``grader.coursedata.lms_readers``). Only ``graded`` students get a
 grade; ``error`` and ``missing`` students, and rows GRADED does not know, are
 left as Moodle wrote them, and every one of them is named in a note (the
 command prints the notes on stderr), as is a graded student the worksheet
@@ -23,8 +23,8 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from grader.batch.lms_readers import MOODLE_ENTRY
-from grader.batch.roster import RosterError, load_roster
+from grader.coursedata.lms_readers import MOODLE_ENTRY
+from grader.coursedata.roster import RosterError, load_roster
 from grader.export import moodle, views
 from grader.export.gradebook import Row, zero_reason
 from grader.export.gradebook_csv import format_number
