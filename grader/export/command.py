@@ -14,7 +14,8 @@ the command can name them.
 
 ``moodle`` takes cards or a grade-all folder the same way, and the instructor's
 grading worksheet (``--worksheet``): it writes the worksheet back with the
-graded students' grades and comments (``moodle.py``, ``moodle_plan.py``).
+graded students' grades and comments (``moodle.py``, ``moodle_plan.py``;
+the worksheet file itself: ``grader/coursedata/moodle_worksheet.py``).
 ``export`` returns the lines the command prints on stderr: who was left out,
 and why.
 
@@ -31,7 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
-from grader.export import canvas, gradebook_csv, gradescope, html, junit, moodle
+from grader.coursedata import moodle_worksheet
+from grader.export import canvas, gradebook_csv, gradescope, html, junit
 from grader.export.gradebook import Row, exercise_scores, row_from_card
 from grader.coursedata.roster import read_roster
 from grader.scorecard import Scorecard
@@ -156,8 +158,8 @@ def export_moodle(rows: Sequence[Row], cards: dict[str, Scorecard], out: Path, w
         raise ExportError("moodle: --worksheet is needed (the assignment's grading worksheet, downloaded from "
                           "View all submissions -> Download grading worksheet)")
     try:
-        return moodle_plan.upload(moodle.read_worksheet(worksheet), rows, cards, out, scale)
-    except (moodle.WorksheetError, moodle_plan.PlanError) as exc:
+        return moodle_plan.upload(moodle_worksheet.read_worksheet(worksheet), rows, cards, out, scale)
+    except (moodle_worksheet.WorksheetError, moodle_plan.PlanError) as exc:
         raise ExportError(f"moodle: {exc}") from None
 
 
