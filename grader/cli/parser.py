@@ -12,7 +12,7 @@ from grader.deadlines import EXTENSION_COLUMNS, EXTENSION_MOVES
 from grader.exits import EXIT_BAD_INPUT
 
 
-LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.batch.lms.LAYOUTS (not imported: PyYAML)
+LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.coursedata.lms.LAYOUTS (not imported: PyYAML)
 
 
 EXPORT_FORMATS = ("gradebook", "canvas", "moodle", "junit", "gradescope", "html", "pytest-json")
