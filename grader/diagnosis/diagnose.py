@@ -291,7 +291,8 @@ def is_pair(mistake: Known) -> bool:
 OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "ignored", "keepdim", "reduction", "returned", "dropped", "operand", "swap", "pair", "stage",
                   "order",
                   "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum",
-                  "size_at_call", "size", "constant", "roles", "moved", "storage", "reversed_list", "linear", "grad",
+                  "size_at_call", "size", "constant", "roles", "moved", "storage", "reversed_list", "linear", "shift",
+                  "grad",
                   "two")
 
 

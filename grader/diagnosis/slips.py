@@ -106,12 +106,23 @@ def _kept_tensor(node: ast.AST) -> tuple[str, ast.expr, str] | None:
         func = src(node.value.func)
         if func.endswith("Parameter") and len(node.value.args) == 1:
             return node.targets[0].attr, node.value.args[0], "parameter"
-        if func.startswith("torch.") and func.count(".") == 1:
+        if src(node.value).startswith("torch.") and not func.startswith("torch.nn"):  # a tensor, not a submodule
             return node.targets[0].attr, node.value, "attribute"
     return None
 
 
-SLIPS: dict[str, Operator] = {"size_at_call": size_at_call, "reversed_list": reversed_list, "storage": storage}
+def shift_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
+    """The max not subtracted before an exponential, however the max is written (``x - x.amax(dim, True)``,
+    ``x - x.max(dim, keepdim=True).values``); ``operators.operand_dropped`` covers ``x - row_max``."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and not isinstance(node.right, ast.Name) \
+            and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("max", "amax")
+                    for n in ast.walk(node.right)):
+        yield Edit(copy.deepcopy(node.left), f"the max not subtracted in `{src(node)}`",
+                   f"Subtract the max first, `{src(node)}`: exp overflows to inf on large scores.")
+
+
+SLIPS: dict[str, Operator] = {"size_at_call": size_at_call, "reversed_list": reversed_list, "storage": storage,
+                              "shift": shift_dropped}
 
 
 # ------------------------------------------------------------------ function operators
