@@ -16,11 +16,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.diagnosis.syntax import Edit, src
+from grader.diagnosis.operators import REDUCTIONS
+from grader.diagnosis.syntax import Edit, method, src
 from grader.files import read_yaml
 
 PAIRS_FILE = Path(__file__).resolve().parent / "pairs.yaml"
 TWO_EDITS = "two"  # the operator name of a pair variant
+# A dim edit joins a pair only on a reduction: the pairs real code shows are a normalisation gone wrong, and a
+# transpose's dims with anything else are edits no one makes (and replays no one needs).
+PAIRED_DIMS = frozenset({*REDUCTIONS, "max", "min"})
 # Every pair variant is built and replayed when its exercise fails and no single variant fits, so their number
 # is kept near what one function's single edits cost; the listed pairs need no more (softmax: the max not
 # subtracted times its two reductions' dims and keepdims, 16).
@@ -51,6 +55,7 @@ def two_edits(definition: ast.AST, edits: list[Slotted],
     """(source, operator, title, fix) for each pair of edits of listed kinds at two separate sites (neither
     inside the other), first ``MAX_PAIRS_PER_DEFINITION`` only."""
     made = 0
+    edits = [e for e in edits if e.operator != "dim" or method(e.original) in PAIRED_DIMS]
     for first_kind, second_kind in listed_pairs() if pairs is None else pairs:
         for a in (e for e in edits if e.operator == first_kind):
             inside_a = {id(n) for n in ast.walk(a.original)}

@@ -197,10 +197,11 @@ def stage_moved(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
 
 def gradient_cut(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
     """``torch.no_grad()`` around a stage (or the whole body) or ``.detach()`` on an intermediate: the values are
-    right and no gradient flows back through that stage."""
+    right and no gradient flows back through that stage. ``x = f(...)`` under no_grad and ``x = f(...).detach()``
+    behave alike, so an assignment gets one variant that names both."""
     fix = "Leave every stage attached to autograd: no torch.no_grad() and no .detach() on the way."
     for i, stmt in enumerate(function.body):
-        if isinstance(stmt, (ast.Assign, ast.Return)) and isinstance(stmt.value, (ast.Call, ast.BinOp)):
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, (ast.Call, ast.BinOp)):
             wrapped = copy.deepcopy(function)
             wrapped.body[i] = _no_grad([wrapped.body[i]])
             yield wrapped, "grad", f"`{_last_line(stmt)}` computed under torch.no_grad()", fix
@@ -208,7 +209,8 @@ def gradient_cut(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
                 and isinstance(stmt.value, (ast.Call, ast.BinOp)):
             detached = copy.deepcopy(function)
             detached.body[i].value = expr(f"({src(stmt.value)}).detach()")  # type: ignore[attr-defined]
-            yield detached, "grad", f"`{stmt.targets[0].id}` detached from autograd", fix
+            yield (detached, "grad", f"`{stmt.targets[0].id}` detached from autograd (.detach(), or computed under "
+                   "torch.no_grad())", fix)
     doc = 1 if function.body and isinstance(function.body[0], ast.Expr) \
         and isinstance(function.body[0].value, ast.Constant) else 0
     if len(function.body) > doc + 1:
