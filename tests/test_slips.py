@@ -256,8 +256,8 @@ def scale_scores(scores, head_size):  # the head size read from the scores
     # large scores: exp overflows without the max subtracted, which tells the pair from a softmax over dim 0
     (softmax, (_seeded(2, 3, 5, seed=1) * 100,), r"not subtracted.*, and .*dim (0|-3) "),  # the same axis in 3-d
     (softmax, (_seeded(3, 6, seed=2) * 60,), r"not subtracted.*, and .*dim (0|-2) "),
-    (scale_scores, (_seeded(2, 4, 7, seed=3), 16), r"scores\.shape\[-1\].*head_size"),
-    (scale_scores, (_seeded(5, 3, seed=4), 4), r"scores\.shape\[-1\].*head_size"),
+    (scale_scores, (_seeded(2, 4, 7, seed=3), 16), r"size of `scores` along axis -1.*head_size"),
+    (scale_scores, (_seeded(5, 3, seed=4), 4), r"size of `scores` along axis -1.*head_size"),
 ], ids=lambda p: getattr(p, "__name__", None))
 def test_a_slip_is_named_in_its_own_exercise(student, args, words):
     diagnoser = Diagnoser(REFERENCE["attention"], load_catalogue("attention"), operators=True, assignment="attention")
@@ -303,14 +303,25 @@ END_TO_END = [  # (assignment, edits of the reference, exercise, words the sente
     ("attention-modules", [(CAT, "out = torch.cat(list(reversed([h(x) for h in self.heads])), dim=-1)")],
      "MultiHeadAttention", r"reverse order"),
     ("attention", [("return scores / math.sqrt(head_size)", "return scores / math.sqrt(scores.shape[-1])")],
-     "scale_scores", r"scores\.shape\[-1\]"),
+     "scale_scores", r"size of `scores` along axis -1"),
     ("attention", [("return scores / math.sqrt(head_size)", "return scores * scores.size(-1) ** -0.5")],
-     "scale_scores", r"scores\.shape\[-1\]"),
+     "scale_scores", r"size of `scores` along axis -1"),
     ("attention", [(f"x @ w_{w}", f"torch.nn.functional.linear(x, w_{w})") for w in "qkv"]
      + [("merge_heads(out) @ w_o", "torch.nn.functional.linear(merge_heads(out), w_o)")], "multi_head_attention",
      r"x @ wᵀ"),
     ("attention", [(f"x @ w_{w}", f"x @ w_{w}.T") for w in "qkv"] + [("merge_heads(out) @ w_o", "merge_heads(out) @ w_o.t()")],
      "multi_head_attention", r"x @ wᵀ"),
+    ("attention", [("scores = scale_scores(scores, q.shape[-1])", "scores = scale_scores(scores, q.dim())")], "attention",
+     r"rank of `q`"),
+    ("attention", [("scores = scale_scores(scores, q.shape[-1])", "scores = scale_scores(scores, len(q.shape))")],
+     "attention", r"rank of `q`"),
+    ("attention-modules", [("""        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C""", """        self.dropout = nn.Dropout(0.2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C""")], "SelfAttentionHead", r"fixed rate|constant 0\.2"),
     ("attention", [("""    row_max = scores.detach().amax(dim=dim, keepdim=True)  # (..., 1, ...)
     # A row whose max is -inf would give -inf - (-inf) = NaN: shift it by 0.
     row_max = row_max.masked_fill(row_max == float("-inf"), 0.0)

@@ -47,13 +47,14 @@ def size_at_call(node: ast.AST, site: Site) -> Iterator[Edit]:
         return
     owner, index = _shape_read(node)  # type: ignore[misc]
     tensors = [p for p in site.params if len(p) <= 2] or [owner]  # the tensors (q, k, v, x), not flags or sizes
+    asked = f"the size of `{owner}` along axis {index}"
     for other in dict.fromkeys([owner, *tensors]):
         for value in (-1, -2):
             if (other, value) != (owner, index):
-                yield Edit(expr(f"{other}.shape[{value}]"), f"`{other}.shape[{value}]` passed where the lesson passes "
-                           f"`{src(node)}`", f"Pass `{src(node)}`.")
-    yield Edit(expr(f"{owner}.dim()"), f"the rank `{owner}.dim()` passed where the lesson passes `{src(node)}`",
-               f"Pass the size `{src(node)}`, not the number of dimensions.")
+                yield Edit(expr(f"{other}.shape[{value}]"), f"the size of `{other}` along axis {value} passed where the "
+                           f"lesson passes {asked}", f"Pass {asked}.")
+    yield Edit(expr(f"{owner}.dim()"), f"the rank of `{owner}` (its number of dimensions) passed where the lesson "
+               f"passes {asked}", f"Pass {asked}, not the number of dimensions.")
 
 
 def reversed_list(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -136,9 +137,9 @@ def size_for_parameter(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
     for param in _annotated(function, "int", with_default=False):
         for i, use in enumerate(_uses(function, param)):
             for tensor in read or tensors[:1]:
-                for text, words in ((f"{tensor}.shape[-1]", f"the size `{tensor}.shape[-1]`"),
-                                    (f"{tensor}.shape[-2]", f"the size `{tensor}.shape[-2]`"),
-                                    (f"{tensor}.dim()", f"the rank `{tensor}.dim()`")):
+                for text, words in ((f"{tensor}.shape[-1]", f"the size of `{tensor}` along axis -1"),
+                                    (f"{tensor}.shape[-2]", f"the size of `{tensor}` along axis -2"),
+                                    (f"{tensor}.dim()", f"the rank of `{tensor}` (its number of dimensions)")):
                     yield (_replace_use(function, param, i, expr(text)), "size",
                            f"{words} used where the `{param}` argument belongs",
                            f"Use the `{param}` argument: the caller says what it is.")
