@@ -147,7 +147,9 @@ def size_for_parameter(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
 
 def constant_for_parameter(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
     """A parameter ignored for a constant students write: ``nn.Dropout(0.1)`` where the lesson passes
-    ``dropout``, ``torch.ones(8, 8)`` where it passes ``context_length``."""
+    ``dropout``, ``torch.ones(8, 8)`` where it passes ``context_length``. Every use at once, as a copied
+    setting is. The sizes are the ``int`` parameters without a default (an int with a default is a dim,
+    ``family.parameter_ignored``'s), the rates the ``float`` ones with a default."""
     for kind, values in (("int", SIZES), ("float", RATES)):
         for param in _annotated(function, kind, with_default=kind == "float"):
             if not _uses(function, param):
