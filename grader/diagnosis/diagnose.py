@@ -31,6 +31,7 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
+from grader.diagnosis.pairs import TWO_EDITS
 from grader.scorecard import Diagnosis, MistakeName
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
@@ -207,7 +208,9 @@ class Diagnoser:
                 # Every answer unlike the reference's is an exception, and a function it calls fails too: the
                 # exception most likely comes from there, so only that function's mistakes may explain it.
                 pool = [m for m in pool if m.exercise != exercise]
-            survivors[exercise] = tuple(m for m in pool if ordered and self._gives(m, ordered))
+            singles = [m for m in pool if not is_pair(m)]  # two edits only where no single one fits (pairs.py)
+            found = tuple(m for m in singles if ordered and self._gives(m, ordered))
+            survivors[exercise] = found or tuple(m for m in pool if is_pair(m) and ordered and self._gives(m, ordered))
         matched = []
         for c in checks:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
@@ -279,10 +282,18 @@ class Diagnoser:
 
 Known = Mistake | Variant  # a catalogued mistake or a generated variant: id, exercise, title, explanation
 
+
+def is_pair(mistake: Known) -> bool:
+    """A generated variant with two edits (``pairs.two_edits``)."""
+    return isinstance(mistake, Variant) and mistake.operator == TWO_EDITS
+
 # Which generated variant speaks for a class of equivalent ones: the simplest kinds of edit first.
 OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "ignored", "keepdim", "reduction", "returned", "dropped", "operand", "swap", "pair", "stage",
                   "order",
-                  "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum")
+                  "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum",
+                  "size_at_call", "size", "constant", "roles", "moved", "storage", "reversed_list", "linear", "shift",
+                  "grad",
+                  "two")
 
 
 def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str] | None:
