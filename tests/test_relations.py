@@ -63,13 +63,13 @@ SCALE_SIZES = [((2, 3, 4, 6), 9), ((5, 7), 6), ((3, 3), 25), ((4, 5, 2), 3)]
 
 
 @pytest.mark.parametrize("student, said", [
-    (lambda scores, head_size: scores / head_size, r"× 1/√\(head_size\)"),
-    (lambda s, h: s * (1.0 / h), r"× 1/√\(head_size\)"),
-    (lambda scores, head_size: scores / head_size ** 0.25, r"× \(head_size\)\^¼"),
-    (lambda scores, head_size: scores / math.sqrt(scores.shape[-1]), r"× √\(head_size\)/√\(scores.shape\[-1\]\)"),
-    (lambda x, n: x / x.size(-1) ** 0.5, r"× √\(head_size\)/√\(scores.shape\[-1\]\)"),
-    (lambda scores, head_size: scores / math.sqrt(scores.dim()), r"× √\(head_size\)/√\(scores.dim\(\)\)"),
-    (lambda scores, head_size: scores, r"× √\(head_size\)"),
+    (lambda scores, head_size: scores / head_size, r"`scores` × 1/\(head_size\), where the reference's are `scores` × 1/√\(head_size\)"),
+    (lambda s, h: s * (1.0 / h), r"`scores` × 1/\(head_size\), where the reference's are `scores` × 1/√\(head_size\)"),
+    (lambda scores, head_size: scores / head_size ** 0.25, r"`scores` × 1/\(head_size\)\^¼, where the reference's are"),
+    (lambda scores, head_size: scores / math.sqrt(scores.shape[-1]), r"`scores` × 1/√\(scores.shape\[-1\]\), where"),
+    (lambda x, n: x / x.size(-1) ** 0.5, r"`scores` × 1/√\(scores.shape\[-1\]\), where"),
+    (lambda scores, head_size: scores / math.sqrt(scores.dim()), r"`scores` × 1/√\(scores.dim\(\)\), where"),
+    (lambda scores, head_size: scores, r"the reference's × √\(head_size\)"),
 ], ids=["by-h", "times-inverse", "fourth-root", "sqrt-S", "size-method", "sqrt-rank", "unscaled"])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_scale_by_another_size_is_said_with_its_factor(diagnoser, student, said, seed):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import re
+from dataclasses import replace
 from itertools import combinations
 from typing import Any, Callable, Sequence
 
@@ -241,8 +242,43 @@ def find(fn: Any, exercise: str, assignment: str, evidence: Sequence[tuple[dict[
     for kind in KIND_ORDER:
         kept = [r for r in fits if r.kind == kind]
         if kept:
+            if len(kept) == 1 and kind == "factor" and kept[0].spec[0] is None:
+                return [_against_input(fn, builder, kept[0], differing, reference)]
             return kept if len(kept) <= MAX_EQUIVALENT else []
     return []
+
+
+def _against_input(fn: Any, builder: Builder, relation: Relation,
+                   differing: Sequence[tuple[dict[str, Any], str, Answer]], reference: Replay) -> Relation:
+    """Where the reference's result is one argument times a size (``scores / sqrt(head_size)``), say both
+    scales: 'your results are `scores` × 1/head_size^¼; the reference's are `scores` × 1/√head_size'. The
+    relation itself is unchanged; only its words, and only when each scale is one expression on every request."""
+    bound = [relation.bind(m) for m, _, _ in differing]
+    if any(b is None for b in bound):
+        return relation
+    args = [b.arguments for b in bound]
+    scalars, _ = quantities(fn, args[0])
+    ranked = sorted(factors(scalars, []), key=lambda f: (f.num is not None) + (f.den is not None))
+
+    def scale_of(param: str, outputs: list[Any]) -> Factor | None:
+        for f in ranked:
+            values = [f.value(a) for a in args]
+            if all(v is not None and isinstance(o, torch.Tensor) and isinstance(a[param], torch.Tensor)
+                   and o.shape == a[param].shape and torch.allclose(o.double(), a[param].double() * v, rtol=1e-4, atol=1e-6)
+                   for v, o, a in zip(values, outputs, args)):
+                return f
+        return None
+
+    for param, value in args[0].items():
+        if not (isinstance(value, torch.Tensor) and value.is_floating_point()):
+            continue
+        theirs = scale_of(param, [reference(m).outputs[0] if reference(m).outputs else None for m, _, _ in differing])
+        mine = scale_of(param, [answer.outputs[0] if answer.outputs else None for _, _, answer in differing]) if theirs else None
+        if theirs and mine:
+            said = f"`{param}` × {mine.text()}, where the reference's are `{param}` × {theirs.text()}"
+            return replace(relation, said=said, title=f"`{builder.exercise}`: your results are {said}",
+                           explanation=relation.explanation.split(". ", 1)[-1])  # the 'That is what ...' said above
+    return relation
 
 
 def _told_apart(relation: Relation, differing: Sequence[tuple[dict[str, Any], str, Answer]]) -> bool:
