@@ -74,6 +74,7 @@ SCALE_SIZES = [((2, 3, 4, 6), 9), ((5, 7), 6), ((3, 3), 25), ((4, 5, 2), 3)]
 @pytest.mark.parametrize("seed", [0, 1])
 def test_a_scale_by_another_size_is_said_with_its_factor(diagnoser, student, said, seed):
     extra = [((torch.randn(*shape, generator=_g(seed * 10 + i)), h), {}) for i, (shape, h) in enumerate(SCALE_SIZES)]
+    extra.append(((torch.randn(3, 7, generator=_g(seed)).half(), 10), {}))  # low precision: its own tolerance
     text, found = _named(diagnoser, "scale_scores", _requests("scale_scores", student, extra))
     assert text is not None and re.search(said, text), text
     assert all(isinstance(m, Relation) and m.exercise == "scale_scores" for m in found)

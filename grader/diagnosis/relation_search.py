@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from grader.checks.helpers import TOLERANCES
 from grader.diagnosis.answers import Answer, same
 from grader.diagnosis.relations import KIND_ORDER, POWERS, Factor, Quantity, Relation, Replay, legend
 
@@ -99,9 +100,10 @@ class Builder:
         self.exercise, self.assignment = exercise, assignment
         self.signature = inspect.signature(fn)
         self.returned = axis_names(fn)[2]
+        self.single = False  # one output: said as 'results', not 'output 0' (set by ``family``)
 
     def output(self, index: int | None) -> str:
-        if index is None:
+        if index is None or (self.single and index == 0):
             return "results"
         return f"`{self.returned[index]}`" if index < len(self.returned) else f"output {index}"
 
@@ -184,6 +186,7 @@ def family(fn: Any, builder: Builder, bound: dict[str, Any], n_outputs: int) -> 
     tensors = [p for p, v in bound.items() if isinstance(v, torch.Tensor)]
     ints = [p for p, v in bound.items() if isinstance(v, int) and not isinstance(v, bool)]
     scalars, ramps = quantities(fn, bound)
+    builder.single = n_outputs == 1
     made = [builder.make("factor", (i, f)) for i in [None, *(range(n_outputs) if n_outputs > 1 else [])]
             for f in factors(scalars, ramps)]
     made += [builder.make("swapped", (a, b)) for a, b in combinations(tensors, 2)
@@ -264,7 +267,8 @@ def _against_input(fn: Any, builder: Builder, relation: Relation,
         for f in ranked:
             values = [f.value(a) for a in args]
             if all(v is not None and isinstance(o, torch.Tensor) and isinstance(a[param], torch.Tensor)
-                   and o.shape == a[param].shape and torch.allclose(o.double(), a[param].double() * v, rtol=1e-4, atol=1e-6)
+                   and o.shape == a[param].shape and o.dtype in TOLERANCES
+                   and torch.allclose(o.double(), a[param].double() * v, *TOLERANCES[o.dtype])
                    for v, o, a in zip(values, outputs, args)):
                 return f
         return None
