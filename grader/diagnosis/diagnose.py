@@ -11,7 +11,9 @@ hand-written catalogue (``catalogue``) and the variants the mutation operators g
   dtype's tolerance (NaN where NaN, inf where inf), the same dtype, shape and device, the same
   exception where the student's code raised, the same inputs written into where the check looked.
 
-Catalogued mistakes that both match are named together; generated variants that match alike are
+Where no catalogued mistake fits, the answers themselves are read for a relation to the reference's
+(``relations``: the reference's results times a size of the inputs, or transformed), named before the
+generated variants. Catalogued mistakes that both match are named together; generated variants that match alike are
 one mistake written several ways. Nothing is guessed. A request that cannot be replayed (a
 vector-Jacobian product) is not evidence either way.
 """
@@ -184,7 +186,7 @@ class Diagnoser:
         for message, key, answer in evidence:
             variant = self._answer(mistake, message, key)
             reference = self._answer(None, message, key)
-            if isinstance(mistake, Relation) and same(answer, reference, words=reference.raised is None):
+            if getattr(mistake, "where_differs", False) and same(answer, reference, words=reference.raised is None):
                 continue  # a relation explains the answers unlike the reference's (``relations``)
             if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
                 if not variant.raised or variant.raised[:2] != answer.raised[:2]:
