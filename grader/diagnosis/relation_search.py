@@ -171,7 +171,7 @@ class Builder:
             verb = "summed" if spec[1] == "sum" else "averaged"
             return (f"the reference's {which} {verb} over axis {spec[2]}",
                     f"Fix: keep axis {spec[2]}: the contract returns it whole.")
-        return (f"the reference's {which} with its size-1 axes removed",
+        return (f"the reference's {which} with {'their' if which == 'results' else 'its'} size-1 axes removed",
                 "Fix: keep every axis the contract returns, those of size 1 included.")
 
 
