@@ -303,9 +303,9 @@ END_TO_END = [  # (assignment, edits of the reference, exercise, words the sente
     ("attention-modules", [(CAT, "out = torch.cat(list(reversed([h(x) for h in self.heads])), dim=-1)")],
      "MultiHeadAttention", r"reverse order"),
     ("attention", [("return scores / math.sqrt(head_size)", "return scores / math.sqrt(scores.shape[-1])")],
-     "scale_scores", r"size of `scores` along axis -1"),
+     "scale_scores", r"size of `scores` along axis -1|√\(scores\.shape\[-1\]\)"),  # the slip, or the relation
     ("attention", [("return scores / math.sqrt(head_size)", "return scores * scores.size(-1) ** -0.5")],
-     "scale_scores", r"size of `scores` along axis -1"),
+     "scale_scores", r"size of `scores` along axis -1|√\(scores\.shape\[-1\]\)"),  # the slip, or the relation
     ("attention", [(f"x @ w_{w}", f"torch.nn.functional.linear(x, w_{w})") for w in "qkv"]
      + [("merge_heads(out) @ w_o", "torch.nn.functional.linear(merge_heads(out), w_o)")], "multi_head_attention",
      r"x @ wᵀ"),
