@@ -16,6 +16,18 @@ class Edit:
     node: ast.AST
     title: str  # short, in the lesson's words: what the code does instead
     fix: str  # the one-line fix
+    # What the change does, quoting no code: said instead of ``title`` when the student's code does not contain
+    # what the title quotes (``grader.diagnosis.truth``). '' falls back to a generic sentence.
+    effect: str = ""
+
+
+# The lesson's words for what a swapped function or reduction computes: an edit's ``effect`` quotes no code.
+FUNCTION_WORDS = {"log2": "a base-2 logarithm (bits) where the lesson takes the natural log",
+                  "log10": "a base-10 logarithm where the lesson takes the natural log",
+                  "exp2": "powers of 2 where the lesson takes powers of e", "isqrt": "a square root rounded down",
+                  "tril": "the lower triangle kept where the lesson keeps the upper one",
+                  "triu": "the upper triangle kept where the lesson keeps the lower one"}
+REDUCTION_WORDS = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min", "prod": "product", "logsumexp": "log-sum-exp"}
 
 
 Operator = Callable[[ast.AST, "Site"], Iterator[Edit]]
