@@ -31,6 +31,7 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
+from grader.diagnosis.truth import TrueNames, said_titles
 from grader.scorecard import Diagnosis, MistakeName
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
@@ -132,6 +133,11 @@ class Diagnoser:
             self._modules[key] = module
         return self._modules[key]
 
+    def true_names(self, student: str | None) -> TrueNames:
+        """What a card may quote of ``student``'s code (``truth``); None: the source is not known, so no title
+        that quotes code as the student's is said."""
+        return TrueNames(self._reference_path.read_text(encoding="utf-8"), student)
+
     def family(self) -> tuple[Known, ...]:
         """Every known mistake: the catalogue's first (their words are written by hand), then the generated."""
         if self._generated is None:
@@ -187,12 +193,22 @@ class Diagnoser:
     def diagnose(self, checks: Sequence[CheckEvidence]) -> list[list[Known]]:
         """The known mistakes each failed check of one card shows, found over the whole family at bounded cost.
 
-        For every exercise with a failed check, the pool is the mistakes of that exercise and of the
-        failing exercises it uses (a mistake whose exercise passed every check is not the student's), and
-        a mistake stays only if its variant answers like the student on every request of that exercise's
-        checks, passed or failed, unlike-the-reference answers first (most variants stop there). A failed
-        check is then matched by the survivors unless the reference itself gives its answers. ``settle``
-        applies the card-wide rules to the result.
+        Exercises are taken callees first. A mistake stays for an exercise only if its variant answers like
+        the student on every request of that exercise's checks, passed or failed, unlike-the-reference
+        answers first (most variants stop there). The pool is blame-ordered: the function named is the one
+        whose own checks fail first in call order, never a caller.
+
+        - A failing exercise that calls (directly or not) a failing function that is not *cleared* names
+          nothing: the cause may be there, and the card points at it (``blame``). A failing callee is
+          cleared when a known mistake survives its own checks, or when every answer it gave is the
+          reference's (it failed for something its values do not show, so it cannot explain a caller's).
+        - Otherwise the mistakes that survived the failing callees' own checks come first: if one also
+          gives the caller's answers, the callee's mistake is named there, and the caller's own are not.
+          Only when none does may the caller's own mistakes be named (a mistake of a function that passed
+          every check is not the student's, so it is never in the pool).
+
+        A failed check is then matched by its exercise's survivors unless the reference itself gives its
+        answers. ``settle`` applies the card-wide rules to the result.
         """
         failing = {c.exercise for c in checks if c.status not in ("passed", "skipped")}
         evidence: dict[str, list[Evidence]] = {}
@@ -200,20 +216,51 @@ class Diagnoser:
             if c.exercise in failing:
                 evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
         survivors: dict[str, tuple[Known, ...]] = {}
-        for exercise in failing:
+        for exercise in self.call_order(failing):  # callees first: a caller's pool depends on theirs
             ordered = self._discriminating_first(evidence.get(exercise, []))
-            pool = [m for m in self.candidates(exercise) if m.exercise == exercise or m.exercise in failing]
-            if self._only_raised(ordered) and self.uses_failing(exercise, failing):
+            callees = self.failing_callees(exercise, failing)
+            if any(not survivors[c] and not self._values_right(evidence.get(c, [])) for c in callees):
+                survivors[exercise] = ()  # a callee fails with no mistake named: the cause may be there (``blame``)
+                continue
+            inherited = list(dict.fromkeys(m for c in callees for m in survivors[c]))
+            own = [m for m in self.candidates(exercise) if m.exercise == exercise]
+            if self._only_raised(ordered) and callees:
                 # Every answer unlike the reference's is an exception, and a function it calls fails too: the
                 # exception most likely comes from there, so only that function's mistakes may explain it.
-                pool = [m for m in pool if m.exercise != exercise]
-            survivors[exercise] = tuple(m for m in pool if ordered and self._gives(m, ordered))
+                own = []
+            found = [m for m in inherited if ordered and self._gives(m, ordered)]
+            survivors[exercise] = tuple(found or [m for m in own if ordered and self._gives(m, ordered)])
         matched = []
         for c in checks:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
             found = survivors.get(c.exercise, ()) if own and not self._reference_agrees(own) else ()
             matched.append(CheckEvidence(c.exercise, c.status, tuple(found), c.requests, c.diagnosable))
         return self.settle(matched, verified=True)
+
+    def call_order(self, names: set[str]) -> list[str]:
+        """``names`` with every callee before its callers (a callee reaches fewer functions than its caller)."""
+        if self._uses is None:
+            self._uses = uses(self._module(None))
+        position = {name: i for i, name in enumerate(self._uses)}
+        return sorted(names, key=lambda n: (len(self._uses.get(n, ())), position.get(n, len(position)), n))
+
+    def failing_callees(self, exercise: str, failing: set[str]) -> list[str]:
+        """The exercises in ``failing`` that ``exercise`` calls, directly or not, callees first."""
+        if self._uses is None:
+            self._uses = uses(self._module(None))
+        return self.call_order(set(self._uses.get(exercise, frozenset()) - {exercise}) & failing)
+
+    def blame(self, exercise: str, failing: set[str]) -> str:
+        """The function ``exercise``'s failure points at: the first, in call order, of the failing functions it
+        calls that call no failing function themselves ('' when it calls none that fails)."""
+        callees = self.failing_callees(exercise, failing)
+        roots = [c for c in callees if not set(self.failing_callees(c, failing))]
+        return roots[0] if roots else ""
+
+    def _values_right(self, evidence: Sequence[Evidence]) -> bool:
+        """Some answers recorded and every one the reference's: a check failed for what the answers do not show
+        (a forbidden call, a message), so these answers cannot explain a caller's."""
+        return bool(evidence) and self._reference_agrees(evidence)
 
     def _only_raised(self, evidence: Sequence[Evidence]) -> bool:
         """Whether every answer unlike the reference's is an exception."""
@@ -285,23 +332,30 @@ OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "ignored"
                   "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum")
 
 
-def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str] | None:
+def diagnosis(found: Sequence[Known], example: str = "", names: TrueNames | None = None) -> tuple[Diagnosis, str] | None:
     """The scorecard's diagnosis and the sentence a student reads after the check's own message.
 
     Catalogued mistakes that match alike are named together. Generated variants that match alike are
     one mistake written several ways (``dim=-1`` and ``dim=2`` on 3-d inputs): one speaks for them,
-    the simplest kind of edit first. ``example``: a request that shows it (``Diagnoser.example``)."""
+    the simplest kind of edit first. ``example``: a request that shows it (``Diagnoser.example``).
+    ``names``: the student's code, so that a title quoting code they do not have is said as behaviour
+    (``truth``); None says every title as written."""
     named = _named(found)
     if not named:
         return None
     first, *others = named
+    titles = said_titles(named, names)
     shown = f" {example}" if example else ""
     if not others:
-        return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}{shown}"
-    listed = "; or ".join(m.title for m in named)
+        if titles[first.id] == first.title:
+            return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}{shown}"
+        fix = f" {first.explanation}" if names is not None and names.present(first.explanation, first.exercise) else ""
+        return Diagnosis(first.id, titles[first.id]), (f"Likely mistake: your results match {titles[first.id]} "
+                                                       f"(your code does it another way).{fix}{shown}")
+    listed = "; or ".join(titles[m.id] for m in named)
     text = (f"Likely mistake: your results match each of {len(named)} known mistakes equally well, "
             f"so it is one of them: {listed}.{shown}")
-    return Diagnosis(first.id, first.title, tuple(MistakeName(m.id, m.title) for m in others)), text
+    return Diagnosis(first.id, titles[first.id], tuple(MistakeName(m.id, titles[m.id]) for m in others)), text
 
 
 def _named(found: Sequence[Known]) -> list[Known]:
