@@ -8,12 +8,17 @@ like it. A student who writes ``weights[weights == 0] = 1.0`` into their input m
 call they never wrote.
 
 So each quoted fragment (a backtick span that parses as a Python expression or statement) is read
-as a claim about the student's code when the mistake's code holds more of it than the reference's
-does: `clamp_min_` (none in the reference, one in the variant), a statement "applied twice" (one,
-then two). A fragment the reference holds as often (the lesson's own code in "where the lesson uses
-`q.shape[-1]`", a parameter's name) claims nothing. A claim holds when the student's definition of
-the mistake's exercise, with the functions it calls, holds the fragment at least as often as the
-mistake's does. Fragments are compared by structure: local names (parameters, variables, ``self``)
+against the mistake's code and the reference's, both taken over the exercise and what it calls:
+
+- the mistake's code holds more of it: what the mistake adds (`clamp_min_`: none in the reference, one
+  in the variant; a statement "applied twice": one, then two). The student's code must hold it as often;
+- both hold it alike: code the mistake keeps, quoted as the student's (`scores` in "`scores` not scaled
+  at all"). The student's code must hold it at least once;
+- the mistake's code holds less of it (none, often): the lesson's code, quoted as such ("where the
+  lesson uses `q.shape[-1]`", "`e.sum(dim=-1)` taken over dim 0"). It claims nothing.
+
+The claims hold when the student's definition of the mistake's exercise, with the functions it calls,
+holds each fragment that often. Fragments are compared by structure: local names (parameters, variables, ``self``)
 are ignored, so ``s = scale_scores(s, d.shape[-1])`` is the same statement as the reference's with
 other names, while the names of modules and of the assignment's functions, attributes, methods,
 operators and constants must agree; a bare name (``clamp_min_``, ``log2``) must occur as a name,
@@ -48,8 +53,15 @@ def fragments(text: str) -> list[ast.AST]:
     return found
 
 
+METHOD = re.compile(r"^\.?([A-Za-z_]\w*)(\(\.\.\.\))?$")  # `.mean(...)`, `.view`, `scale_scores(...)`: a name alone
+
+
 def parse_fragment(text: str) -> ast.AST | None:
-    """``text`` as one expression or one simple statement; None when it is neither (``.view``, ``if x:``)."""
+    """``text`` as one expression or one simple statement; None when it is neither (``if x:``). A method or a call
+    written with its arguments left out (``.mean(...)``, ``.view``, ``scale_scores(...)``) is its name alone."""
+    named = METHOD.match(text.strip())
+    if named:
+        return ast.Name(named.group(1), ast.Load())
     try:
         return ast.parse(text.strip(), mode="eval").body
     except SyntaxError:
@@ -158,9 +170,11 @@ class TrueNames:
         ours = reach(self._reference, exercise)
         found = []
         for fragment in fragments_said:
-            wanted = count(fragment, theirs, self._keep)
-            if wanted > count(fragment, ours, self._keep):
-                found.append((fragment, wanted))
+            wanted, lesson = count(fragment, theirs, self._keep), count(fragment, ours, self._keep)
+            if wanted > lesson:
+                found.append((fragment, wanted))  # what the mistake adds: the student's code must hold it as often
+            elif wanted and wanted == lesson:
+                found.append((fragment, 1))  # code the mistake keeps, quoted as the student's: it must be there
         return found
 
     def holds(self, mistake: Mistake | object) -> bool:
