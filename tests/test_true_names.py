@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import torch
 
-from grader.diagnosis.catalogue import load_catalogue
+from grader.diagnosis.catalogue import load_catalogue, module_from_source
 from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
 from grader.diagnosis.family import Variant, VariantFactory, variants
 from grader.diagnosis.truth import TrueNames, behaviour_title, count, fragments, module_names, parse_fragment
@@ -301,11 +301,16 @@ def _diagnoser() -> Diagnoser:
 
 
 def _callee_cases() -> list[Variant]:
-    """One variant per operator kind of each callee: the student's file has that one slip, in the callee."""
+    """One variant per operator kind of each callee whose own checks it fails (where they pass, the rule does not
+    apply): the student's file has that one slip, in the callee."""
+    factory = VariantFactory(SOURCES["attention"], "_cases")
+    reference = module_from_source(SOURCES["attention"], "_cases_reference")
     chosen: dict[tuple[str, str], Variant] = {}
     for v in family("attention"):
-        if v.exercise in CALLEES:
-            chosen.setdefault((v.exercise, v.operator), v)
+        if v.exercise in CALLEES and (v.exercise, v.operator) not in chosen:
+            own = next(c for c in _card(factory.build(v), reference) if c.exercise == v.exercise)
+            if own.status == "failed":
+                chosen[(v.exercise, v.operator)] = v
     return list(chosen.values())
 
 
@@ -319,8 +324,7 @@ def test_a_callees_mistake_is_never_named_as_a_callers_own(slip):
     student = VariantFactory(SOURCES["attention"], "_blame").build(slip)
     checks = _card(student, reference)
     failing = {c.exercise for c in checks if c.status == "failed"}
-    if slip.exercise not in failing:
-        pytest.skip("this slip changes nothing the callee's own checks ask")  # then the rule does not apply
+    assert slip.exercise in failing
     settled = diagnoser.diagnose(checks)
     named_callee = [m for c, found in zip(checks, settled) if c.exercise == slip.exercise for m in found]
     for c, found in zip(checks, settled):
@@ -331,6 +335,53 @@ def test_a_callees_mistake_is_never_named_as_a_callers_own(slip):
             assert not own, f"{c.exercise} names its own {own} for a slip in {slip.exercise}"
             if not named_callee and not found:
                 assert diagnoser.blame(c.exercise, failing) in failing - {c.exercise}
+
+
+def _perturbed(value: Any, how: str) -> Any:
+    """A slip no operator makes: a float result scaled or shifted, or one position of a mask flipped."""
+    if value.dtype == torch.bool:
+        flipped = value.clone()
+        flipped[..., -1, 0] = ~flipped[..., -1, 0]
+        return flipped
+    return value * 1.25 if how == "scaled" else value + 0.1
+
+
+def _slipped(callee: str, how: str) -> ModuleType:
+    """The reference with ``callee``'s result perturbed: its callers call the slipped one (module globals)."""
+    module = module_from_source(SOURCES["attention"], f"_slipped_{callee}")
+    if how.startswith("size"):
+        module.__dict__[callee] = lambda scores, head_size: scores / math.sqrt(
+            scores.shape[-1] if how == "size-1" else scores.shape[-2] if how == "size-2" else scores.dim())
+        return module
+    original = module.__dict__[callee]
+    module.__dict__[callee] = lambda *a, **k: _perturbed(original(*a, **k), how)
+    return module
+
+
+UNKNOWN = [(c, how) for c in CALLEES for how in ("scaled", "shifted")] + [
+    ("scale_scores", how) for how in ("size-1", "size-2", "size-rank")]  # sqrt(S), sqrt(T), sqrt(rank): a size
+
+
+@pytest.mark.parametrize("callee, how", UNKNOWN, ids=lambda p: p)
+def test_a_callee_no_known_mistake_fits_is_blamed_and_its_callers_name_nothing_of_their_own(callee, how):
+    """A slip in a callee that no known mistake makes (generated: each callee's result scaled, shifted or, for a
+    mask, one position flipped; ``scale_scores`` dividing by the square root of a size of its input): the callee
+    is not cleared, so no caller names a mistake of its own, and each failing caller points at it."""
+    diagnoser = _diagnoser()
+    checks = _card(_slipped(callee, how), diagnoser._module(None))
+    failing = {c.exercise for c in checks if c.status == "failed"}
+    assert callee in failing
+    settled = diagnoser.diagnose(checks)
+    callee_named = [m for c, found in zip(checks, settled) if c.exercise == callee for m in found]
+    assert all(m.exercise == callee for m in callee_named)
+    callers = [c for c in checks if c.status == "failed" and callee in diagnoser.failing_callees(c.exercise, failing)]
+    assert callers or how != "scaled", "a scaled result reaches no caller"
+    for c, found in zip(checks, settled):
+        if c not in callers:
+            continue
+        assert not [m for m in found if m.exercise == c.exercise], f"{c.exercise} names its own mistake"
+        if not callee_named:
+            assert not found and diagnoser.blame(c.exercise, failing) == callee
 
 
 def test_blame_points_at_the_first_failing_callee_in_call_order():
