@@ -198,14 +198,15 @@ class Diagnoser:
         answers first (most variants stop there). The pool is blame-ordered: the function named is the one
         whose own checks fail first in call order, never a caller.
 
-        - A failing exercise that calls (directly or not) a failing function that is not *cleared* names
-          nothing: the cause may be there, and the card points at it (``blame``). A failing callee is
-          cleared when a known mistake survives its own checks, or when every answer it gave is the
-          reference's (it failed for something its values do not show, so it cannot explain a caller's).
-        - Otherwise the mistakes that survived the failing callees' own checks come first: if one also
-          gives the caller's answers, the callee's mistake is named there, and the caller's own are not.
-          Only when none does may the caller's own mistakes be named (a mistake of a function that passed
-          every check is not the student's, so it is never in the pool).
+        - A mistake of a failing callee (directly or not) that gives the caller's answers is named there, the
+          ones that survived the callee's own checks first; the caller's own mistakes are then not named.
+        - A caller's own mistakes are named only when no callee mistake gives its answers and every failing
+          callee is *cleared*: a known mistake survives the callee's own checks, or every answer the callee
+          gave is the reference's (it failed for something its values do not show, so it cannot explain a
+          caller's). A caller with an uncleared callee names nothing; its card points at the callee that
+          fails first (``blame``), and its own mistakes are not named on its callers either. So does one
+          whose every wrong answer is an exception.
+        - A mistake of a function that passed every check is not the student's: it is never in the pool.
 
         A failed check is then matched by its exercise's survivors unless the reference itself gives its
         answers. ``settle`` applies the card-wide rules to the result.
@@ -216,20 +217,24 @@ class Diagnoser:
             if c.exercise in failing:
                 evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
         survivors: dict[str, tuple[Known, ...]] = {}
+        blocked: set[str] = set()  # exercises with an uncleared failing callee: their own mistakes are named nowhere
         for exercise in self.call_order(failing):  # callees first: a caller's pool depends on theirs
             ordered = self._discriminating_first(evidence.get(exercise, []))
             callees = self.failing_callees(exercise, failing)
-            if any(not survivors[c] and not self._values_right(evidence.get(c, [])) for c in callees):
-                survivors[exercise] = ()  # a callee fails with no mistake named: the cause may be there (``blame``)
+            pool = self.candidates(exercise)
+            inherited = [*dict.fromkeys(m for c in callees for m in survivors[c]),
+                         *(m for m in pool if m.exercise in callees and m.exercise not in blocked)]
+            found = [m for m in dict.fromkeys(inherited) if ordered and self._gives(m, ordered)]
+            cleared = all(survivors[c] or self._values_right(evidence.get(c, [])) for c in callees)
+            if not cleared:
+                blocked.add(exercise)
+            if found or not cleared or (callees and self._only_raised(ordered)):
+                # A callee's mistake explains it; or a callee fails with no mistake named (the cause may be there:
+                # ``blame``); or every answer unlike the reference's is an exception while a callee fails (it most
+                # likely comes from there). Its own mistakes are not named.
+                survivors[exercise] = tuple(found)
                 continue
-            inherited = list(dict.fromkeys(m for c in callees for m in survivors[c]))
-            own = [m for m in self.candidates(exercise) if m.exercise == exercise]
-            if self._only_raised(ordered) and callees:
-                # Every answer unlike the reference's is an exception, and a function it calls fails too: the
-                # exception most likely comes from there, so only that function's mistakes may explain it.
-                own = []
-            found = [m for m in inherited if ordered and self._gives(m, ordered)]
-            survivors[exercise] = tuple(found or [m for m in own if ordered and self._gives(m, ordered)])
+            survivors[exercise] = tuple(m for m in pool if m.exercise == exercise and ordered and self._gives(m, ordered))
         matched = []
         for c in checks:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []

@@ -8,7 +8,7 @@ like it. A student who writes ``weights[weights == 0] = 1.0`` into their input m
 call they never wrote.
 
 So each quoted fragment (a backtick span that parses as a Python expression or statement) is read
-against the mistake's code and the reference's, both taken over the exercise and what it calls:
+against the mistake's code and the reference's:
 
 - the mistake's code holds more of it: what the mistake adds (`clamp_min_`: none in the reference, one
   in the variant; a statement "applied twice": one, then two). The student's code must hold it as often;
@@ -17,8 +17,9 @@ against the mistake's code and the reference's, both taken over the exercise and
 - the mistake's code holds less of it (none, often): the lesson's code, quoted as such ("where the
   lesson uses `q.shape[-1]`", "`e.sum(dim=-1)` taken over dim 0"). It claims nothing.
 
-The claims hold when the student's definition of the mistake's exercise, with the functions it calls,
-holds each fragment that often. Fragments are compared by structure: local names (parameters, variables, ``self``)
+Both codes are counted in the definitions the mistake changes (a variant: its exercise's). The claims
+hold when the student's definitions of the same functions, with the helpers of their own these call
+(not the assignment's other functions, which their own checks judge), hold each fragment that often. Fragments are compared by structure: local names (parameters, variables, ``self``)
 are ignored, so ``s = scale_scores(s, d.shape[-1])`` is the same statement as the reference's with
 other names, while the names of modules and of the assignment's functions, attributes, methods,
 operators and constants must agree; a bare name (``clamp_min_``, ``log2``) must occur as a name,
@@ -93,13 +94,16 @@ def module_names(tree: ast.Module) -> frozenset[str]:
     return frozenset(bound)
 
 
-def reach(defined: Definitions, exercise: str) -> list[ast.AST]:
-    """``exercise``'s definition and those of the functions it refers to, directly or not ([] if undefined)."""
+def reach(defined: Definitions, starts: Iterable[str], contract: Iterable[str] = ()) -> list[ast.AST]:
+    """The definitions of ``starts`` and of the functions they refer to, directly or not, except the ``contract``'s
+    (the assignment's own functions, judged by their own checks): a student's helpers are followed, the
+    functions the lesson asks for are not. [] where none of ``starts`` is defined."""
+    skip = set(contract) - set(starts)
     seen: list[str] = []
-    todo = [exercise]
+    todo = list(starts)
     while todo:
         name = todo.pop()
-        if name in seen or name not in defined:
+        if name in seen or name not in defined or name in skip:
             continue
         seen.append(name)
         todo.extend(n.id for n in ast.walk(defined[name]) if isinstance(n, ast.Name) and n.id in defined)
@@ -160,40 +164,52 @@ class TrueNames:
         edited = definitions(ast.parse(getattr(mistake, "definition")))
         return {**self._reference, **edited}
 
+    def changed(self, mistake: Mistake | object) -> tuple[list[str], Definitions]:
+        """The names of the definitions the mistake changes (a variant: its exercise's), and its definitions."""
+        theirs = self._mistake_definitions(mistake)
+        names = [name for name, node in theirs.items()
+                 if name not in self._reference or ast.dump(node) != ast.dump(self._reference[name])]
+        return names or [getattr(mistake, "exercise")], theirs
+
     def claims(self, mistake: Mistake | object) -> list[tuple[ast.AST, int]]:
-        """The fragments ``mistake``'s title says of the student's code, each with how often its code holds it."""
-        exercise = getattr(mistake, "exercise")
+        """The fragments ``mistake``'s title says of the student's code, each with how often it must occur there.
+        Counted in the definitions the mistake changes, against the reference's definitions of the same names."""
         fragments_said = fragments(getattr(mistake, "title"))
         if not fragments_said:
             return []
-        theirs = reach(self._mistake_definitions(mistake), exercise)
-        ours = reach(self._reference, exercise)
+        names, defined = self.changed(mistake)
+        theirs = [defined[n] for n in names if n in defined]
+        ours = [self._reference[n] for n in names if n in self._reference]
         found = []
         for fragment in fragments_said:
             wanted, lesson = count(fragment, theirs, self._keep), count(fragment, ours, self._keep)
-            if wanted > lesson:
+            if isinstance(fragment, ast.Name) and fragment.id in names:
+                found.append((fragment, 1))  # the function's own name: the student defines it
+            elif wanted > lesson:
                 found.append((fragment, wanted))  # what the mistake adds: the student's code must hold it as often
             elif wanted and wanted == lesson:
                 found.append((fragment, 1))  # code the mistake keeps, quoted as the student's: it must be there
         return found
 
+    def _scope(self, names: Iterable[str]) -> list[ast.AST]:
+        """The student's definitions of ``names``, with their own helpers (not the assignment's other functions)."""
+        return reach(self._student, names, self._reference) if self._student is not None else []
+
     def holds(self, mistake: Mistake | object) -> bool:
-        """Whether every fragment the title claims is in the student's code as often as in the mistake's."""
+        """Whether every fragment the title claims is in the student's code as often as it must be."""
         claimed = self.claims(mistake)
         if not claimed:
             return True
-        if self._student is None:
-            return False
-        scope = reach(self._student, getattr(mistake, "exercise"))
+        scope = self._scope(self.changed(mistake)[0])
         return bool(scope) and all(count(fragment, scope, self._keep) >= wanted for fragment, wanted in claimed)
 
     def present(self, text: str, exercise: str) -> bool:
-        """Whether every fragment ``text`` quotes occurs at least once in the student's ``exercise`` (and what it
-        calls): a fix that quotes code the student never wrote is left out with the title that needed it."""
+        """Whether every fragment ``text`` quotes occurs at least once in the student's ``exercise`` (and their own
+        helpers): a fix that quotes code the student never wrote is left out with the title that needed it."""
         said = fragments(text)
         if not said:
             return True
-        scope = reach(self._student, exercise) if self._student is not None else []
+        scope = self._scope([exercise])
         return bool(scope) and all(count(fragment, scope, self._keep) >= 1 for fragment in said)
 
 
