@@ -19,7 +19,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.diagnosis.operators import DIMS, OPERATORS
-from grader.diagnosis.syntax import Site, expr, int_value, src
+from grader.diagnosis.syntax import LESSON_WORDS, Site, expr, in_words, int_value, src
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,6 @@ class Variant:
 
 # ------------------------------------------------------------------ statements: stage order
 
-LESSON_NOUNS = frozenset({"scores", "weights", "out", "x", "q", "k", "v"})  # a stage's target the lesson names in words
 
 
 def stage_order(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str, str]]:
@@ -53,7 +52,7 @@ def stage_order(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, 
         doubled = copy.deepcopy(definition)
         doubled.body.insert(i + 1, copy.deepcopy(stmt))
         yield (doubled, "twice", f"`{src(stmt).splitlines()[-1].strip()}` applied twice", "Apply each step once.",
-               f"one step applied twice to the {target}" if target in LESSON_NOUNS else "one step applied twice")
+               f"one step applied twice to {LESSON_WORDS[target]}" if target in LESSON_WORDS else "one step applied twice")
         for j in range(i + 1, len(body)):
             later = body[j]
             if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name) \
@@ -82,7 +81,8 @@ def pair_swaps(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, s
                         n.id = b if n.id == a else a
                 swapped.args = copy.deepcopy(definition.args)
                 yield (swapped, "pair", f"`{a}` and `{b}` swapped", f"Use each where the lesson does: `{a}` for {a}, `{b}` for {b}.",
-                       "two inputs of a kind swapped")
+                       f"{in_words(a, 'two inputs of a kind')} and {in_words(b, 'swapped')} swapped"
+                       if a in LESSON_WORDS and b in LESSON_WORDS else "two inputs of a kind swapped")
 
 
 def parameter_ignored(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str, str]]:

@@ -22,8 +22,8 @@ import ast
 import copy
 from collections.abc import Iterator
 
-from grader.diagnosis.syntax import (FUNCTION_WORDS, REDUCTION_WORDS, Edit, Operator, Site, called, expr, int_value,
-                                     keyword_of, method, on_self, src, with_fields)
+from grader.diagnosis.syntax import (FUNCTION_WORDS, REDUCTION_WORDS, Edit, Operator, Site, called, expr, in_words,
+                                     int_value, keyword_of, method, on_self, src, with_fields)
 
 DIMS = (-3, -2, -1, 0, 1, 2)
 REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp")
@@ -258,7 +258,8 @@ def returned_other(node: ast.AST, site: Site) -> Iterator[Edit]:
                 new.elts[i] = ast.Name(other, ast.Load())
                 yield Edit(new, f"`{other}` returned where the lesson returns `{element.id}`",
                            f"Return `{element.id}`: `return {src(node)}`.",
-                           "another value returned in place of one of the results")
+                           f"{in_words(other, 'another value')} returned where the lesson returns "
+                           f"{in_words(element.id, 'one of its results')}")
 
 
 def operand_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -325,7 +326,8 @@ def names_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
     kin = [p for p in site.params if p != node.id and p[:2] == node.id[:2] and len(p) == len(node.id)]
     for other in kin:
         yield Edit(ast.Name(other, ast.Load()), f"`{other}` used where `{node.id}` belongs",
-                   f"Use `{node.id}` there.", "one input used where another belongs")
+                   f"Use `{node.id}` there.",
+                   f"{in_words(other, 'one input')} used in place of {in_words(node.id, 'another')}")
 
 
 def cast(node: ast.AST, site: Site) -> Iterator[Edit]:

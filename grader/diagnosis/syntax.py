@@ -29,6 +29,16 @@ FUNCTION_WORDS = {"log2": "a base-2 logarithm (bits) where the lesson takes the 
                   "triu": "the upper triangle kept where the lesson keeps the lower one"}
 REDUCTION_WORDS = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min", "prod": "product", "logsumexp": "log-sum-exp"}
 
+# The lesson's words for the tensors its code names: an effect speaks of "the scores", never of `scores`.
+LESSON_WORDS = {"scores": "the scores", "weights": "the weights", "out": "the output", "q": "the queries",
+                "k": "the keys", "v": "the values", "x": "the input", "w_q": "the query weights", "w_k": "the key weights",
+                "w_v": "the value weights", "w_o": "the output weights"}
+
+
+def in_words(name: str, otherwise: str) -> str:
+    """``name`` in the lesson's words, or ``otherwise`` where the lesson has none for it."""
+    return LESSON_WORDS.get(name, otherwise)
+
 
 Operator = Callable[[ast.AST, "Site"], Iterator[Edit]]
 
