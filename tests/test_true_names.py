@@ -116,6 +116,7 @@ def test_the_quote_is_kept_exactly_when_the_students_code_holds_it(assignment, k
         named, text = diagnosis([v], names=lesson)
         assert named.title == behaviour_title(v) and v.effect in text and "(your code does it another way)" in text
         assert lesson.present(text, v.exercise), text  # every fragment it still quotes is in the student's code
+        assert v.explanation not in text or fragments(v.explanation), text  # a fix quoting nothing: for the quote
     if kind in ("inplace", "twice", "function", "returned", "swap"):
         assert checked, f"no {kind} variant adds code its title quotes"
 

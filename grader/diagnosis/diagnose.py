@@ -31,7 +31,7 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
-from grader.diagnosis.truth import TrueNames, said_titles
+from grader.diagnosis.truth import TrueNames, fragments, said_titles
 from grader.scorecard import Diagnosis, MistakeName
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
@@ -354,7 +354,9 @@ def diagnosis(found: Sequence[Known], example: str = "", names: TrueNames | None
     if not others:
         if titles[first.id] == first.title:
             return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}{shown}"
-        fix = f" {first.explanation}" if names is not None and names.present(first.explanation, first.exercise) else ""
+        # The fix was written for the code the title quoted: kept only where it quotes code the student has.
+        fix = f" {first.explanation}" if names is not None and fragments(first.explanation) \
+            and names.present(first.explanation, first.exercise) else ""
         return Diagnosis(first.id, titles[first.id]), (f"Likely mistake: your results match {titles[first.id]} "
                                                        f"(your code does it another way).{fix}{shown}")
     listed = "; or ".join(titles[m.id] for m in named)
