@@ -457,3 +457,17 @@ def test_a_scale_by_the_number_of_keys_in_scale_scores_is_blamed_on_scale_scores
         for _, text in said.get(caller, []):
             assert re.search(r"calls `scale_scores`.*fails its own checks: fix it first", text), text
     assert any(d.title == "`scale_scores` fails its own checks first" for d in card.diagnoses if d.exercise == "attention")
+
+
+@pytest.mark.parametrize("kind", kinds("attention"))
+def test_a_variant_without_an_effect_falls_back_to_a_generic_sentence(kind):
+    """A variant made by an operator that gives no effect (a new module's, say) quotes nothing of the student's
+    code but the exercise's name when its quote is dropped."""
+    from dataclasses import replace
+
+    reference = SOURCES["attention"]
+    lesson = TrueNames(reference, None)
+    for v in (replace(v, effect="") for v in family("attention") if v.operator == kind):
+        named, text = diagnosis([v], names=lesson)
+        assert named.title == f"a known variant of the reference's `{v.exercise}`", named.title
+        assert [ast.unparse(f) for f in fragments(text)] == [v.exercise], text
