@@ -222,10 +222,10 @@ class Diagnoser:
             ordered = self._discriminating_first(evidence.get(exercise, []))
             callees = self.failing_callees(exercise, failing)
             pool = self.candidates(exercise)
-            inherited = [*dict.fromkeys(m for c in callees for m in survivors[c]),
+            inherited = [*dict.fromkeys(m for c in callees for m in survivors.get(c, ())),
                          *(m for m in pool if m.exercise in callees and m.exercise not in blocked)]
             found = [m for m in dict.fromkeys(inherited) if ordered and self._gives(m, ordered)]
-            cleared = all(survivors[c] or self._values_right(evidence.get(c, [])) for c in callees)
+            cleared = all(survivors.get(c) or self._values_right(evidence.get(c, [])) for c in callees)
             if not cleared:
                 blocked.add(exercise)
             if found or not cleared or (callees and self._only_raised(ordered)):
