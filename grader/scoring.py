@@ -124,12 +124,18 @@ def exercise_diagnoses(checks: Sequence[CheckResult], outcomes: Sequence[Verdict
     # Not for an exercise that looks like a placeholder: its gate's message is the cause, and "no known
     # mistake fits" would send the student looking for a bug in code they have not written yet.
     ungated = _ungated(list(outcomes), assignment)
-    sentences = {o.check_id: o for o in outcomes if o.diagnosis is None and o.diagnosis_text}
-    unnamed = tuple(ExerciseDiagnosis(c.exercise, UNNAMED_ID, "no known mistake fits", sentences[c.id].diagnosis_text,
-                                      (c.id,))
+    # Keyed by exercise too: two exercises may have checks of one id (``test_keeps_dtype[float64]``).
+    sentences = {(o.exercise, o.check_id): o for o in outcomes if o.diagnosis is None and o.diagnosis_text}
+    unnamed = tuple(ExerciseDiagnosis(c.exercise, UNNAMED_ID, _unnamed_title(sentences[(c.exercise, c.id)]),
+                                      sentences[(c.exercise, c.id)].diagnosis_text, (c.id,))
                     for c in checks  # card order, as the named ones
-                    if c.id in sentences and c.status not in ("passed", "skipped") and c.exercise not in ungated)
+                    if (c.exercise, c.id) in sentences and c.status not in ("passed", "skipped") and c.exercise not in ungated)
     return named + unnamed
+
+
+def _unnamed_title(outcome: Verdict) -> str:
+    """An unnamed exercise's title: no known mistake fits, or a function it calls fails first (``fails_first``)."""
+    return f"`{outcome.fails_first}` fails its own checks first" if outcome.fails_first else "no known mistake fits"
 
 
 def file_problem_results(checks: Sequence[CheckResult], problem: str) -> list[CheckResult]:

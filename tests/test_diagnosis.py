@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from grader.checks.helpers import all_close
 from grader.config import load_config
 from grader.diagnosis.catalogue import CatalogueError, load_catalogue, read_mistake
-from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser
+from grader.diagnosis.naming import diagnosis
 from tests.corpus_cases import REFERENCE, corpus, diagnosis_outcome, expected_diagnosis
 
 MUTANTS = corpus("mutants")

@@ -15,7 +15,8 @@ import torch
 
 from grader.diagnosis import family, operators
 from grader.diagnosis.catalogue import load_catalogue, module_from_source
-from grader.diagnosis.diagnose import Diagnoser, diagnosis
+from grader.diagnosis.diagnose import Diagnoser
+from grader.diagnosis.naming import diagnosis
 from tests.corpus_cases import REFERENCE
 
 SOURCES = {name: path.read_text(encoding="utf-8") for name, path in REFERENCE.items()}

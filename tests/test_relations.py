@@ -17,7 +17,8 @@ import torch
 
 from grader.checks.attention.conftest import build_cases
 from grader.diagnosis.catalogue import module_from_source
-from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, diagnosis
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser
+from grader.diagnosis.naming import diagnosis
 from grader.diagnosis.relations import Relation
 from grader.session.verdicts import Verdict, with_diagnoses
 from tests.corpus_cases import REFERENCE
@@ -211,3 +212,20 @@ def test_relations_never_change_a_verdict_or_its_status(diagnoser, scale):
     said = with_diagnoses(verdicts, diagnoser)
     assert said[0].diagnosis is not None and said[0].diagnosis.id.startswith("relation-attention-scaled-")
     assert [replace(v, diagnosis=None, diagnosis_text="") for v in said] == verdicts
+
+
+def test_a_fault_in_the_diagnosis_costs_no_grade(diagnoser, monkeypatch, capsys):
+    """Naming a mistake is advice: if the diagnosis itself raises, the card keeps every verdict as the checks gave
+    it (points, status, message), names nothing, and the grader says so once on stderr."""
+    student = _attention_with(0.5)
+    requests = tuple(_requests("attention", student, _qkv_extra(3)))
+    verdicts = [Verdict("test_output_matches_reference", "test_output_matches_reference[attention]", "attention",
+                        "failed", "outputs differ", 0.1, requests=requests, diagnosable=True)]
+
+    def broken(*args, **kwargs):
+        raise IndexError("a bug in the diagnosis")
+
+    monkeypatch.setattr(diagnoser, "diagnose", broken)
+    assert with_diagnoses(verdicts, diagnoser) == verdicts
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no mistake named" in err and "IndexError: a bug in the diagnosis" in err

@@ -17,7 +17,8 @@ import torch
 
 from grader.diagnosis import family, pairs, slips
 from grader.diagnosis.catalogue import load_catalogue, module_from_source
-from grader.diagnosis.diagnose import Diagnoser, diagnosis, is_pair
+from grader.diagnosis.diagnose import Diagnoser
+from grader.diagnosis.naming import diagnosis, is_pair
 from tests.corpus_cases import REFERENCE
 
 

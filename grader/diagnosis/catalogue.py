@@ -44,6 +44,7 @@ class Mistake:
     explanation: str
     replace: tuple[tuple[str, str], ...] = ()
     define: str = ""
+    effect: str = ""  # what it does, quoting no code: said when the student's code lacks what the title quotes
 
     def source(self, reference: str) -> str:
         """The reference with this mistake in it."""
@@ -96,6 +97,7 @@ def read_mistake(path: Path, assignment: str) -> Mistake:
         explanation=data["explanation"].strip(),
         replace=tuple((r["old"], r["new"]) for r in data.get("replace", ())),
         define=data.get("define", ""),
+        effect=data.get("effect", "").strip(),
     )
 
 

@@ -33,11 +33,10 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
-from grader.diagnosis.pairs import TWO_EDITS
 from grader.diagnosis.relation_search import find as find_relations
 from grader.diagnosis.relations import Relation
-from grader.diagnosis.relations import sentence as relation_sentence
-from grader.scorecard import Diagnosis, MistakeName
+from grader.diagnosis.naming import Known, is_pair, named_first
+from grader.diagnosis.truth import TrueNames
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
 
@@ -142,6 +141,11 @@ class Diagnoser:
             self._modules[key] = module
         return self._modules[key]
 
+    def true_names(self, student: str | None) -> TrueNames:
+        """What a card may quote of ``student``'s code (``truth``); None: the source is not known, so no title
+        that quotes code as the student's is said."""
+        return TrueNames(self._reference_path.read_text(encoding="utf-8"), student)
+
     def family(self) -> tuple[Known, ...]:
         """Every known mistake: the catalogue's first (their words are written by hand), then the generated."""
         if self._generated is None:
@@ -199,12 +203,23 @@ class Diagnoser:
     def diagnose(self, checks: Sequence[CheckEvidence]) -> list[list[Known]]:
         """The known mistakes each failed check of one card shows, found over the whole family at bounded cost.
 
-        For every exercise with a failed check, the pool is the mistakes of that exercise and of the
-        failing exercises it uses (a mistake whose exercise passed every check is not the student's), and
-        a mistake stays only if its variant answers like the student on every request of that exercise's
-        checks, passed or failed, unlike-the-reference answers first (most variants stop there). A failed
-        check is then matched by the survivors unless the reference itself gives its answers. ``settle``
-        applies the card-wide rules to the result.
+        Exercises are taken callees first. A mistake stays for an exercise only if its variant answers like
+        the student on every request of that exercise's checks, passed or failed, unlike-the-reference
+        answers first (most variants stop there). The pool is blame-ordered: the function named is the one
+        whose own checks fail first in call order, never a caller.
+
+        - A mistake of a failing callee (directly or not) that gives the caller's answers is named there, the
+          ones that survived the callee's own checks first; the caller's own mistakes are then not named.
+        - A caller's own mistakes are named only when no callee mistake gives its answers and every failing
+          callee is *cleared*: a known mistake survives the callee's own checks, or every answer the callee
+          gave is the reference's (it failed for something its values do not show, so it cannot explain a
+          caller's). A caller with an uncleared callee names nothing; its card points at the callee that
+          fails first (``blame``), and its own mistakes are not named on its callers either. So does one
+          whose every wrong answer is an exception.
+        - A mistake of a function that passed every check is not the student's: it is never in the pool.
+
+        A failed check is then matched by its exercise's survivors unless the reference itself gives its
+        answers. ``settle`` applies the card-wide rules to the result.
         """
         failing = {c.exercise for c in checks if c.status not in ("passed", "skipped")}
         evidence: dict[str, list[Evidence]] = {}
@@ -212,20 +227,38 @@ class Diagnoser:
             if c.exercise in failing:
                 evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
         survivors: dict[str, tuple[Known, ...]] = {}
-        for exercise in failing:
+        blocked: set[str] = set()  # exercises with an uncleared failing callee: their own mistakes are named nowhere
+        for exercise in self.call_order(failing):  # callees first: a caller's pool depends on theirs
             ordered = self._discriminating_first(evidence.get(exercise, []))
-            pool = [m for m in self.candidates(exercise) if m.exercise == exercise or m.exercise in failing]
-            if self._only_raised(ordered) and self.uses_failing(exercise, failing):
-                # Every answer unlike the reference's is an exception, and a function it calls fails too: the
-                # exception most likely comes from there, so only that function's mistakes may explain it.
-                pool = [m for m in pool if m.exercise != exercise]
-            singles = [m for m in pool if not is_pair(m)]  # two edits only where nothing else fits (pairs.py)
-            found = tuple(m for m in singles if ordered and self._gives(m, ordered))
-            # A catalogued mistake is named before any relation: read the answers only where none fits.
-            # A caller of a failing exercise most likely fails through it: its relations are left to that one.
-            if not any(isinstance(m, Mistake) for m in found) and not self.uses_failing(exercise, failing):
-                found += self._relations(exercise, ordered)
-            survivors[exercise] = found or tuple(m for m in pool if is_pair(m) and ordered and self._gives(m, ordered))
+            callees = self.failing_callees(exercise, failing)
+            pool = self.candidates(exercise)
+            # A callee's relation describes that function's answers, not a caller's: it is never inherited, and
+            # a callee whose only names are relations is not cleared (its caller's own variants would blame the
+            # caller for the callee's mistake).
+            # A callee's own mistakes are tried on the caller only where the callee recorded no answers to try them
+            # on: one that did not give the callee's own answers is not the student's.
+            inherited = [*dict.fromkeys(m for c in callees for m in survivors.get(c, ()) if not isinstance(m, Relation)),
+                         *(m for m in pool if m.exercise in callees and m.exercise not in blocked and not is_pair(m)
+                           and not evidence.get(m.exercise))]
+            found = [m for m in dict.fromkeys(inherited) if ordered and self._gives(m, ordered)]
+            cleared = all(any(not isinstance(m, Relation) for m in survivors.get(c, ()))
+                          or self._values_right(evidence.get(c, [])) for c in callees)
+            if not cleared:
+                blocked.add(exercise)
+            if found or not cleared or (callees and self._only_raised(ordered)):
+                # A callee's mistake explains it; or a callee fails with no mistake named (the cause may be there:
+                # ``blame``); or every answer unlike the reference's is an exception while a callee fails (it most
+                # likely comes from there). Its own mistakes are not named.
+                survivors[exercise] = tuple(found)
+                continue
+            own = [m for m in pool if m.exercise == exercise]
+            mine = tuple(m for m in own if not is_pair(m) and ordered and self._gives(m, ordered))
+            # A catalogued mistake is named before any relation: the answers are read only where none fits, and
+            # only for a function whose callees all pass (a failing callee is the cause to look at first).
+            if not callees and not any(isinstance(m, Mistake) for m in mine):
+                mine += self._relations(exercise, ordered)
+            # Two edits only where nothing else fits (pairs.py).
+            survivors[exercise] = mine or tuple(m for m in own if is_pair(m) and ordered and self._gives(m, ordered))
         matched = []
         for c in checks:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
@@ -242,6 +275,31 @@ class Diagnoser:
             return ()
         return tuple(find_relations(fn, exercise, self._assignment, evidence, differing,
                                     lambda m: self._answer(None, m, request_key(m)), self._gives))
+
+    def call_order(self, names: set[str]) -> list[str]:
+        """``names`` with every callee before its callers (a callee reaches fewer functions than its caller)."""
+        if self._uses is None:
+            self._uses = uses(self._module(None))
+        position = {name: i for i, name in enumerate(self._uses)}
+        return sorted(names, key=lambda n: (len(self._uses.get(n, ())), position.get(n, len(position)), n))
+
+    def failing_callees(self, exercise: str, failing: set[str]) -> list[str]:
+        """The exercises in ``failing`` that ``exercise`` calls, directly or not, callees first."""
+        if self._uses is None:
+            self._uses = uses(self._module(None))
+        return self.call_order(set(self._uses.get(exercise, frozenset()) - {exercise}) & failing)
+
+    def blame(self, exercise: str, failing: set[str]) -> str:
+        """The function ``exercise``'s failure points at: the first, in call order, of the failing functions it
+        calls that call no failing function themselves ('' when it calls none that fails)."""
+        callees = self.failing_callees(exercise, failing)
+        roots = [c for c in callees if not set(self.failing_callees(c, failing))]
+        return roots[0] if roots else ""
+
+    def _values_right(self, evidence: Sequence[Evidence]) -> bool:
+        """Some answers recorded and every one the reference's: a check failed for what the answers do not show
+        (a forbidden call, a message), so these answers cannot explain a caller's."""
+        return bool(evidence) and self._reference_agrees(evidence)
 
     def _only_raised(self, evidence: Sequence[Evidence]) -> bool:
         """Whether every answer unlike the reference's is an exception."""
@@ -277,7 +335,7 @@ class Diagnoser:
                 if c.exercise in involved:
                     evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
             kept = [[m for m in found if self._gives(m, evidence[c.exercise])] for found, c in zip(kept, checks)]
-        named = [_named(found) for found in kept]  # equivalent generated variants count as one
+        named = [named_first(found) for found in kept]  # equivalent generated variants count as one
         shown = {n[0].id for n, c in zip(named, checks) if len(n) == 1 and n[0].exercise == c.exercise}
         return [[m for m in found if m.id in shown] or found if len(found) > 1 else found for found in kept]
 
@@ -304,57 +362,3 @@ class Diagnoser:
             sizes = mistake.evidence(message) if isinstance(mistake, Relation) else ""
             return f"For example, {call_text(message)}{sizes} gives {answer_text(answer, ref)}"
         return ""
-
-
-Known = Mistake | Variant | Relation  # catalogued, generated, or read from the answers: id, exercise, title, explanation
-
-
-def is_pair(mistake: Known) -> bool:
-    """A generated variant with two edits (``pairs.two_edits``)."""
-    return isinstance(mistake, Variant) and mistake.operator == TWO_EDITS
-
-# Which generated variant speaks for a class of equivalent ones: the simplest kinds of edit first.
-OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "ignored", "keepdim", "reduction", "returned", "dropped", "operand", "swap", "pair", "stage",
-                  "order",
-                  "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum",
-                  "size_at_call", "size", "constant", "roles", "moved", "storage", "reversed_list", "linear", "shift",
-                  "grad",
-                  "two")
-
-
-def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str] | None:
-    """The scorecard's diagnosis and the sentence a student reads after the check's own message.
-
-    Catalogued mistakes that match alike are named together. Generated variants that match alike are
-    one mistake written several ways (``dim=-1`` and ``dim=2`` on 3-d inputs): one speaks for them,
-    the simplest kind of edit first. ``example``: a request that shows it (``Diagnoser.example``)."""
-    named = _named(found)
-    if not named:
-        return None
-    first, *others = named
-    shown = f" {example}" if example else ""
-    if isinstance(first, Relation):
-        return (Diagnosis(first.id, first.title, tuple(MistakeName(m.id, m.title) for m in others)),
-                relation_sentence(named, example))
-    if not others:
-        return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}{shown}"
-    listed = "; or ".join(m.title for m in named)
-    text = (f"Likely mistake: your results match each of {len(named)} known mistakes equally well, "
-            f"so it is one of them: {listed}.{shown}")
-    return Diagnosis(first.id, first.title, tuple(MistakeName(m.id, m.title) for m in others)), text
-
-
-def _named(found: Sequence[Known]) -> list[Known]:
-    catalogued = [m for m in found if isinstance(m, Mistake)]
-    relations = [m for m in found if isinstance(m, Relation)]  # ``relation_search.find`` kept only the few equivalent
-    generated = sorted((m for m in found if isinstance(m, Variant)), key=lambda v: OPERATOR_ORDER.index(v.operator)
-                       if v.operator in OPERATOR_ORDER else len(OPERATOR_ORDER))
-    return catalogued or relations or generated[:1]
-
-
-def representative(found: Sequence[Known]) -> Known | None:
-    """The mistake a card names first for ``found`` (``diagnosis``), or None."""
-    named = _named(found)
-    return named[0] if named else None
-
-

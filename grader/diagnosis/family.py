@@ -21,7 +21,7 @@ from typing import Any
 from grader.diagnosis.operators import DIMS, OPERATORS
 from grader.diagnosis.pairs import Slotted, two_edits
 from grader.diagnosis.slips import FUNCTION_SLIPS, SLIPS, updated_name
-from grader.diagnosis.syntax import Site, expr, int_value, src
+from grader.diagnosis.syntax import LESSON_WORDS, Site, expr, in_words, int_value, src
 
 NODE_OPERATORS = {**OPERATORS, **SLIPS}
 
@@ -37,15 +37,17 @@ class Variant:
     explanation: str
     operator: str
     definition: str  # the edited top-level definition's source
+    effect: str = ""  # what the edit does, quoting no code (``syntax.Edit.effect``)
 
 
 # ------------------------------------------------------------------ statements: stage order
 
 
-def stage_order(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str]]:
+
+def stage_order(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str, str]]:
     """A step of a pipeline moved or doubled: ``scores = f(scores, ...)`` applied twice, or after the softmax
     (``weights = softmax(scores)`` followed by ``weights = f(weights, ...)``). Yields (edited definition,
-    operator, title, fix)."""
+    operator, title, fix, effect)."""
     body = definition.body
     for i, stmt in enumerate(body):
         target = _stage_target(stmt)
@@ -53,7 +55,8 @@ def stage_order(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, 
             continue
         doubled = copy.deepcopy(definition)
         doubled.body.insert(i + 1, copy.deepcopy(stmt))
-        yield doubled, "twice", f"`{src(stmt).splitlines()[-1].strip()}` applied twice", "Apply each step once."
+        yield (doubled, "twice", f"`{src(stmt).splitlines()[-1].strip()}` applied twice", "Apply each step once.",
+               f"one step applied twice to {LESSON_WORDS[target]}" if target in LESSON_WORDS else "one step applied twice")
         for j in range(i + 1, len(body)):
             later = body[j]
             if isinstance(later, ast.Assign) and len(later.targets) == 1 and isinstance(later.targets[0], ast.Name) \
@@ -65,11 +68,12 @@ def stage_order(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, 
                 del moved.body[i]
                 moved.body.insert(j, step)
                 yield (moved, "order", f"`{src(stmt).splitlines()[-1].strip()}` applied after `{out} = ...` instead of before",
-                       f"Keep the lesson's order: this step comes before `{src(later).strip()}`.")
+                       f"Keep the lesson's order: this step comes before `{src(later).strip()}`.",
+                       "a step applied after the next one instead of before it")
                 break
 
 
-def pair_swaps(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str]]:
+def pair_swaps(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str, str]]:
     """Two parameters of a kind swapped everywhere in a function: ``w_q`` and ``w_k``, ``q`` and ``k``."""
     params = _params(definition)
     for i, a in enumerate(params):
@@ -80,10 +84,12 @@ def pair_swaps(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, s
                     if isinstance(n, ast.Name) and n.id in (a, b) and n is not None:
                         n.id = b if n.id == a else a
                 swapped.args = copy.deepcopy(definition.args)
-                yield swapped, "pair", f"`{a}` and `{b}` swapped", f"Use each where the lesson does: `{a}` for {a}, `{b}` for {b}."
+                yield (swapped, "pair", f"`{a}` and `{b}` swapped", f"Use each where the lesson does: `{a}` for {a}, `{b}` for {b}.",
+                       f"{in_words(a, 'two inputs of a kind')} and {in_words(b, 'swapped')} swapped"
+                       if a in LESSON_WORDS and b in LESSON_WORDS else "two inputs of a kind swapped")
 
 
-def parameter_ignored(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str]]:
+def parameter_ignored(definition: ast.FunctionDef) -> Iterator[tuple[ast.FunctionDef, str, str, str, str]]:
     """An int parameter ignored for a hard-coded value everywhere in the function: ``softmax`` taking its max and
     sum over dim 1 whatever ``dim`` says."""
     defaults = definition.args.defaults
@@ -103,7 +109,8 @@ def parameter_ignored(definition: ast.FunctionDef) -> Iterator[tuple[ast.Functio
                         child[:] = [expr(str(value)) if isinstance(c, ast.Name) and c.id == param.arg
                                     and isinstance(c.ctx, ast.Load) else c for c in child]
             yield (fixed, "ignored", f"`{param.arg}` ignored: {value} used wherever it belongs",
-                   f"Use the `{param.arg}` argument everywhere it is asked for, never a fixed {value}.")
+                   f"Use the `{param.arg}` argument everywhere it is asked for, never a fixed {value}.",
+                   f"an argument ignored: {value} used wherever it belongs")
 
 
 def _stage_target(stmt: ast.stmt) -> str | None:
@@ -165,7 +172,7 @@ def variants(source: str, assignment: str) -> list[Variant]:
         if not isinstance(definition, (ast.FunctionDef, ast.ClassDef)) or definition.name.startswith("_"):
             continue
         original = src(definition)
-        edited: list[tuple[str, str, str, str]] = []  # (source, operator, title, fix)
+        edited: list[tuple[str, str, str, str, str]] = []  # (source, operator, title, fix, effect)
         slotted: list[Slotted] = []  # the node edits with their sites, for the two-edit search
         functions = [definition] if isinstance(definition, ast.FunctionDef) else [
             f for f in definition.body if isinstance(f, ast.FunctionDef)]
@@ -179,16 +186,19 @@ def variants(source: str, assignment: str) -> list[Variant]:
             site = Site(definition.name, _params(owner), parent, assigned.get(id(owner), ()))
             for op_name, operator in NODE_OPERATORS.items():
                 for edit in operator(node, site):
-                    edited.append((_unparsed_with(definition, parent, field, index, edit.node), op_name, edit.title, edit.fix))
+                    edited.append((_unparsed_with(definition, parent, field, index, edit.node), op_name, edit.title, edit.fix,
+                                   edit.effect))
                     slotted.append(Slotted(parent, field, index, node, edit, op_name))
         for function in functions:
-            for new_function, op_name, title, fix in [*stage_order(function), *pair_swaps(function),
-                                                      *parameter_ignored(function),
-                                                      *(e for slip in FUNCTION_SLIPS for e in slip(function))]:
+            # A function-level operator yields (definition, operator, title, fix[, effect]): no effect, the card
+            # falls back to a sentence that quotes nothing of the student's (``truth``).
+            for new_function, op_name, title, fix, *effect in [*stage_order(function), *pair_swaps(function),
+                                                               *parameter_ignored(function),
+                                                               *(e for slip in FUNCTION_SLIPS for e in slip(function))]:
                 whole = new_function if function is definition else _swap_method(definition, function, new_function)
-                edited.append((src(whole), op_name, title, fix))
-        edited.extend(two_edits(definition, slotted))
-        for text, op_name, title, fix in edited:
+                edited.append((src(whole), op_name, title, fix, effect[0] if effect else ""))
+        edited.extend((*pair, "") if len(pair) == 4 else pair for pair in two_edits(definition, slotted))
+        for text, op_name, title, fix, effect in edited:
             if text == original:
                 continue
             try:
@@ -198,7 +208,7 @@ def variants(source: str, assignment: str) -> list[Variant]:
             key = hashlib.blake2b(text.encode(), digest_size=6).hexdigest()
             if key not in found:
                 found[key] = Variant(f"{op_name}-{definition.name}-{key}", assignment, definition.name,
-                                     f"`{definition.name}` with {title}", f"Fix: {fix}", op_name, text)
+                                     f"`{definition.name}` with {title}", f"Fix: {fix}", op_name, text, effect)
     return list(found.values())
 
 

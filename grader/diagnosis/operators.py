@@ -22,8 +22,8 @@ import ast
 import copy
 from collections.abc import Iterator
 
-from grader.diagnosis.syntax import (Edit, Operator, Site, called, expr, int_value, keyword_of, method, on_self, src,
-                                     with_fields)
+from grader.diagnosis.syntax import (FUNCTION_WORDS, REDUCTION_WORDS, Edit, Operator, Site, called, expr, in_words,
+                                     int_value, keyword_of, method, on_self, src, with_fields)
 
 DIMS = (-3, -2, -1, 0, 1, 2)
 REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp")
@@ -69,12 +69,12 @@ def dim_argument(node: ast.AST, site: Site) -> Iterator[Edit]:
             else:
                 new.args[index] = expr(str(value))
             yield Edit(new, f"`{src(node)}` taken over dim {value} instead of {lesson}",
-                       f"Take it over {lesson}, as in `{src(node)}`.")
+                       f"Take it over {lesson}, as in `{src(node)}`.", f"a reduction or softmax taken over dim {value} instead of the asked axis")
         if name in ("sum", "mean", "amax", "amin") and index is None:
             new = copy.deepcopy(node)
             new.keywords = [k for k in new.keywords if k.arg not in ("dim", "axis", "keepdim")]
             yield Edit(new, f"`{src(node)}` reduced over every element instead of over {lesson}",
-                       f"Reduce over {lesson} only, as in `{src(node)}`.")
+                       f"Reduce over {lesson} only, as in `{src(node)}`.", "a reduction over every element instead of over one axis")
 
 
 def keepdim(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -87,10 +87,10 @@ def keepdim(node: ast.AST, site: Site) -> Iterator[Edit]:
     if found is not None:
         new = with_fields(node, keywords=[k for k in node.keywords if k.arg != "keepdim"])
         yield Edit(new, f"`{src(node)}` without keepdim=True, so the reduced axis disappears",
-                   f"Keep the reduced axis for broadcasting: `{src(node)}`.")
+                   f"Keep the reduced axis for broadcasting: `{src(node)}`.", "a reduced axis dropped, so broadcasting lines up the wrong axes")
     elif node.args or keyword_of(node, "dim"):
         new = with_fields(node, keywords=[*copy.deepcopy(node.keywords), ast.keyword("keepdim", ast.Constant(True))])
-        yield Edit(new, f"`{src(node)}` with keepdim=True", f"Write `{src(node)}`.")
+        yield Edit(new, f"`{src(node)}` with keepdim=True", f"Write `{src(node)}`.", "a reduced axis kept where the lesson drops it")
 
 
 def reduction(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -104,18 +104,21 @@ def reduction(node: ast.AST, site: Site) -> Iterator[Edit]:
         if other != name and other != "logsumexp":
             new = copy.deepcopy(node)
             new.func.attr = other  # type: ignore[attr-defined]
-            yield Edit(new, f"`.{other}(...)` where the lesson takes `.{name}(...)`", f"Use `{src(node)}`.")
+            yield Edit(new, f"`.{other}(...)` where the lesson takes `.{name}(...)`", f"Use `{src(node)}`.",
+                       f"a {REDUCTION_WORDS[other]} where the lesson takes a {REDUCTION_WORDS[name]}")
             if node.args or node.keywords:
                 whole = with_fields(new, args=[], keywords=[])
                 yield Edit(whole, f"`.{other}()` over every element (one number) where the lesson takes `{src(node)}`",
-                           f"Reduce over the asked axis only: `{src(node)}`.")
+                           f"Reduce over the asked axis only: `{src(node)}`.",
+                           f"a {REDUCTION_WORDS[other]} over every element (one number) where the lesson takes a "
+                           f"{REDUCTION_WORDS[name]} over one axis")
 
 
 def transpose_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
     """A transpose left out: ``q @ k`` where the lesson writes ``q @ k.transpose(-2, -1)``."""
     if method(node) in TWO_DIM_METHODS or (isinstance(node, ast.Attribute) and node.attr in ("mT", "T")):
         inner = node.func.value if isinstance(node, ast.Call) else node.value  # type: ignore[attr-defined]
-        yield Edit(copy.deepcopy(inner), f"`{src(inner)}` used without its transpose", f"Transpose it: `{src(node)}`.")
+        yield Edit(copy.deepcopy(inner), f"`{src(inner)}` used without its transpose", f"Transpose it: `{src(node)}`.", "an operand used without its transpose")
 
 
 def transpose(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -123,7 +126,7 @@ def transpose(node: ast.AST, site: Site) -> Iterator[Edit]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
         a, b = node.left, node.right
         yield Edit(ast.BinOp(copy.deepcopy(b), ast.MatMult(), copy.deepcopy(a)),
-                   f"the matmul's operands swapped: `{src(b)} @ {src(a)}`", f"Multiply in this order: `{src(node)}`.")
+                   f"the matmul's operands swapped: `{src(b)} @ {src(a)}`", f"Multiply in this order: `{src(node)}`.", "the matrix product's operands swapped")
         for side, operand in (("left", a), ("right", b)):
             is_t = method(operand) in TWO_DIM_METHODS or (isinstance(operand, ast.Attribute) and operand.attr == "mT")
             if is_t:
@@ -131,7 +134,7 @@ def transpose(node: ast.AST, site: Site) -> Iterator[Edit]:
             moved = ast.Call(ast.Attribute(copy.deepcopy(operand), "transpose", ast.Load()), [expr("-2"), expr("-1")], [])
             new = ast.BinOp(moved if side == "left" else copy.deepcopy(a), ast.MatMult(),
                             copy.deepcopy(b) if side == "left" else moved)
-            yield Edit(new, f"`{src(operand)}` transposed in `{src(node)}`", f"Multiply `{src(node)}`.")
+            yield Edit(new, f"`{src(operand)}` transposed in `{src(node)}`", f"Multiply `{src(node)}`.", f"the {side} operand of a matrix product transposed")
 
 
 def scale(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -145,14 +148,15 @@ def scale(node: ast.AST, site: Site) -> Iterator[Edit]:
         return
     d, left = right.args[0], node.left
     fix = f"Divide by the square root: `{src(node)}`."
-    yield Edit(copy.deepcopy(left), f"`{src(left)}` not scaled at all", fix)
-    yield Edit(ast.BinOp(copy.deepcopy(left), ast.Div(), copy.deepcopy(d)), f"`{src(left)}` divided by {src(d)}, not its square root", fix)
+    yield Edit(copy.deepcopy(left), f"`{src(left)}` not scaled at all", fix, "the scores not scaled at all")
+    yield Edit(ast.BinOp(copy.deepcopy(left), ast.Div(), copy.deepcopy(d)), f"`{src(left)}` divided by {src(d)}, not its square root", fix,
+               "the scores divided by d, not √d")
     yield Edit(ast.BinOp(copy.deepcopy(left), ast.Mult(), copy.deepcopy(right)),
-               f"`{src(left)}` multiplied by √{src(d)} instead of divided", fix)
+               f"`{src(left)}` multiplied by √{src(d)} instead of divided", fix, "the scores multiplied by √d instead of divided")
     yield Edit(expr(f"({src(left)}) / math.isqrt({src(d)})"), f"the integer square root `math.isqrt({src(d)})`",
-               f"math.isqrt rounds down; {fix}")
+               f"math.isqrt rounds down; {fix}", "the scores divided by √d rounded down to an integer")
     yield Edit(expr(f"({src(left)}) * ({src(d)}) ** -1 / 2"), f"`{src(d)} ** -1/2`, which Python reads as ({src(d)} ** -1) / 2",
-               f"Write the power in parentheses, `** (-1 / 2)`, or {fix[0].lower()}{fix[1:]}")
+               f"Write the power in parentheses, `** (-1 / 2)`, or {fix[0].lower()}{fix[1:]}", "the scores multiplied by 1/(2d) instead of 1/√d")
 
 
 def shape_index(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -167,12 +171,12 @@ def shape_index(node: ast.AST, site: Site) -> Iterator[Edit]:
         if value != index:
             new = copy.deepcopy(node)
             new.slice = expr(str(value))
-            yield Edit(new, f"`{src(new)}` where the lesson uses `{src(node)}`", f"Use `{src(node)}`.")
+            yield Edit(new, f"`{src(new)}` where the lesson uses `{src(node)}`", f"Use `{src(node)}`.", "a size read from another axis than the lesson's")
     for other in site.params:
         if other != owner.id and len(other) <= 2:  # the tensors (q, k, v, x), not flags or sizes
             new = copy.deepcopy(node)
             new.value.value = ast.Name(other, ast.Load())  # type: ignore[attr-defined]
-            yield Edit(new, f"`{src(new)}` where the lesson uses `{src(node)}`", f"Use `{src(node)}`.")
+            yield Edit(new, f"`{src(new)}` where the lesson uses `{src(node)}`", f"Use `{src(node)}`.", "a size read from another input than the lesson's")
 
 
 def mask(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -184,7 +188,7 @@ def mask(node: ast.AST, site: Site) -> Iterator[Edit]:
             new = with_fields(node, keywords=[*copy.deepcopy([k for k in node.keywords if k.arg != "diagonal"]),
                                         ast.keyword("diagonal", expr(str(diagonal)))])
             yield Edit(new, f"`{src(new)}`: the mask's diagonal moved by {diagonal}",
-                       f"Position t may look at 0..t, itself included: `{src(node)}`.")
+                       f"Position t may look at 0..t, itself included: `{src(node)}`.", f"the mask's diagonal moved by {diagonal}")
     if name == "masked_fill":
         assert isinstance(node, ast.Call)
         if node.args:
@@ -193,16 +197,15 @@ def mask(node: ast.AST, site: Site) -> Iterator[Edit]:
                 else ast.UnaryOp(ast.Invert(), copy.deepcopy(cond))
             yield Edit(with_fields(node, args=[copy.deepcopy(flipped), *copy.deepcopy(node.args[1:])]),
                        "the mask inverted: the allowed positions filled instead of the future ones",
-                       f"Fill where the mask is False: `{src(node)}`.")
+                       f"Fill where the mask is False: `{src(node)}`.", "the mask inverted: the allowed positions filled instead of the future ones")
         if len(node.args) == 2:
             for text, words in FILLS:
                 if src(node.args[1]).replace('"', "'") != text:
-                    yield Edit(with_fields(node, args=[copy.deepcopy(node.args[0]), expr(text)]),
-                               f"masked scores filled with {words} instead of -inf",
-                               "Fill with float('-inf'): softmax turns it into a weight of exactly 0.")
+                    yield Edit(with_fields(node, args=[copy.deepcopy(node.args[0]), expr(text)]), f"masked scores filled with {words} instead of -inf",
+                               "Fill with float('-inf'): softmax turns it into a weight of exactly 0.", f"masked scores filled with {words} instead of -inf")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert) and isinstance(site.parent, ast.Call) \
             and method(site.parent) != "masked_fill":
-        yield Edit(copy.deepcopy(node.operand), f"`{src(node.operand)}` where the lesson inverts it", f"Write `{src(node)}`.")
+        yield Edit(copy.deepcopy(node.operand), f"`{src(node.operand)}` where the lesson inverts it", f"Write `{src(node)}`.", "a mask used without inverting it")
 
 
 def result_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -214,7 +217,8 @@ def result_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
     if receiver.id in ("torch", "math", "self", "nn", "F"):
         return
     yield Edit(copy.deepcopy(receiver), f"the result of `{src(node)}` dropped, so `{receiver.id}` is used unchanged",
-               f"Methods like `{name}` return a new tensor: use it, `{receiver.id} = {src(node)}`.")
+               f"Methods like `{name}` return a new tensor: use it, `{receiver.id} = {src(node)}`.",
+               "the result of a step thrown away, so its input is used unchanged")
 
 
 def in_place(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -225,7 +229,7 @@ def in_place(node: ast.AST, site: Site) -> Iterator[Edit]:
         new = copy.deepcopy(node)
         new.func.attr = f"{name}_"  # type: ignore[attr-defined]
         yield Edit(new, f"`{name}_` (in place), which writes into the caller's tensor",
-                   f"Never write into an input: use `{name}` without the underscore.")
+                   f"Never write into an input: use `{name}` without the underscore.", "a result written into its input, which changes the caller's tensor")
 
 
 def in_place_arithmetic(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -237,7 +241,8 @@ def in_place_arithmetic(node: ast.AST, site: Site) -> Iterator[Edit]:
                        [copy.deepcopy(node.right)], [])
         yield Edit(new, f"`{src(node)}` done in place (`{node.left.id} {src(ast.BinOp(ast.Name('x'), node.op, ast.Name('y')))[2:3]}= ...`), "
                         f"which overwrites the caller's `{node.left.id}`",
-                   f"Compute a new tensor: `{src(node)}`, never an augmented assignment on an input.")
+                   f"Compute a new tensor: `{src(node)}`, never an augmented assignment on an input.",
+                   "an input overwritten in place, which changes the caller's tensor")
 
 
 def returned_other(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -252,27 +257,30 @@ def returned_other(node: ast.AST, site: Site) -> Iterator[Edit]:
                 new = copy.deepcopy(node)
                 new.elts[i] = ast.Name(other, ast.Load())
                 yield Edit(new, f"`{other}` returned where the lesson returns `{element.id}`",
-                           f"Return `{element.id}`: `return {src(node)}`.")
+                           f"Return `{element.id}`: `return {src(node)}`.",
+                           f"{in_words(other, 'another value')} returned where the lesson returns "
+                           f"{in_words(element.id, 'one of its results')}")
 
 
 def operand_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
     """One side of ``a - b`` or ``a @ w`` left out: the max not subtracted, a projection skipped."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Sub, ast.MatMult)) and isinstance(node.right, ast.Name):
         what = "not subtracted" if isinstance(node.op, ast.Sub) else "not applied"
-        yield Edit(copy.deepcopy(node.left), f"`{node.right.id}` {what} in `{src(node)}`", f"Write `{src(node)}`.")
+        yield Edit(copy.deepcopy(node.left), f"`{node.right.id}` {what} in `{src(node)}`", f"Write `{src(node)}`.",
+                   "a term not subtracted" if isinstance(node.op, ast.Sub) else "a projection not applied")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and not isinstance(node.operand, ast.Constant):
-        yield Edit(copy.deepcopy(node.operand), f"the minus sign of `{src(node)}` left out", f"Write `{src(node)}`.")
+        yield Edit(copy.deepcopy(node.operand), f"the minus sign of `{src(node)}` left out", f"Write `{src(node)}`.", "a minus sign left out")
 
 
 def applied_twice(node: ast.AST, site: Site) -> Iterator[Edit]:
     """A projection applied twice: ``a @ w`` -> ``a @ w @ w``, ``self.proj(x)`` -> ``self.proj(self.proj(x))``."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and isinstance(node.right, ast.Name):
         yield Edit(ast.BinOp(copy.deepcopy(node), ast.MatMult(), copy.deepcopy(node.right)),
-                   f"`{node.right.id}` applied twice", f"Apply it once: `{src(node)}`.")
+                   f"`{node.right.id}` applied twice", f"Apply it once: `{src(node)}`.", "a projection applied twice")
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
             and node.func.value.id == "self" and len(node.args) == 1 and not node.keywords:
         yield Edit(ast.Call(copy.deepcopy(node.func), [copy.deepcopy(node)], []),
-                   f"`self.{node.func.attr}` applied twice", f"Apply it once: `{src(node)}`.")
+                   f"`self.{node.func.attr}` applied twice", f"Apply it once: `{src(node)}`.", "a layer applied twice")
 
 
 def wrong_stage(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -283,14 +291,14 @@ def wrong_stage(node: ast.AST, site: Site) -> Iterator[Edit]:
         inner = node.left
         moved = with_fields(inner, args=[ast.BinOp(copy.deepcopy(inner.args[0]), ast.MatMult(), copy.deepcopy(node.right))])
         yield Edit(moved, f"`{node.right.id}` applied inside `{src(inner.func)}(...)` instead of after it",
-                   f"Apply it to the result: `{src(node)}`.")
+                   f"Apply it to the result: `{src(node)}`.", "a projection applied before the step it should follow")
     if isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.args[0], ast.Call) \
             and len(node.args[0].args) == 1 and not node.keywords and on_self(node) and on_self(node.args[0]):
         inner = node.args[0]
         swapped = ast.Call(copy.deepcopy(inner.func), [ast.Call(copy.deepcopy(node.func), [copy.deepcopy(inner.args[0])], [])],
                            copy.deepcopy(inner.keywords))
         yield Edit(swapped, f"`{src(inner.func)}` and `{src(node.func)}` applied in the other order",
-                   f"Apply them as `{src(node)}`.")
+                   f"Apply them as `{src(node)}`.", "two layers applied in the other order")
 
 
 def flag_inverted(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -299,7 +307,7 @@ def flag_inverted(node: ast.AST, site: Site) -> Iterator[Edit]:
         new = copy.deepcopy(node)
         new.test = ast.UnaryOp(ast.Not(), ast.Name(node.test.id, ast.Load()))
         yield Edit(new, f"`{node.test.id}` read the other way round (`if not {node.test.id}:`)",
-                   f"Do this step when `{node.test.id}` is True: `if {node.test.id}:`.")
+                   f"Do this step when `{node.test.id}` is True: `if {node.test.id}:`.", "a flag read the other way round: the step done when it is off")
 
 
 def order_reversed(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -307,7 +315,8 @@ def order_reversed(node: ast.AST, site: Site) -> Iterator[Edit]:
     if isinstance(node, ast.comprehension) and not isinstance(node.iter, ast.Call):
         new = copy.deepcopy(node)
         new.iter = ast.Call(ast.Name("reversed", ast.Load()), [copy.deepcopy(node.iter)], [])
-        yield Edit(new, f"`{src(node.iter)}` taken in reverse order", f"Keep their order: `for ... in {src(node.iter)}`.")
+        yield Edit(new, f"`{src(node.iter)}` taken in reverse order", f"Keep their order: `for ... in {src(node.iter)}`.",
+                   "the items (the heads) taken in reverse order")
 
 
 def names_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -317,7 +326,8 @@ def names_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
     kin = [p for p in site.params if p != node.id and p[:2] == node.id[:2] and len(p) == len(node.id)]
     for other in kin:
         yield Edit(ast.Name(other, ast.Load()), f"`{other}` used where `{node.id}` belongs",
-                   f"Use `{node.id}` there.")
+                   f"Use `{node.id}` there.",
+                   f"{in_words(other, 'one input')} used in place of {in_words(node.id, 'another')}")
 
 
 def cast(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -326,12 +336,11 @@ def cast(node: ast.AST, site: Site) -> Iterator[Edit]:
         return
     for cast_to, words in CASTS:
         yield Edit(expr(f"({src(node)}).{cast_to}()"), f"{words} whatever the inputs' dtype",
-                   "Keep the inputs' dtype: no .float() / .half() on the result.")
+                   "Keep the inputs' dtype: no .float() / .half() on the result.", f"{words} whatever the inputs' dtype")
     yield Edit(expr(f"({src(node)}).detach()"), "the result detached from autograd",
-               "Leave it attached: no .detach() (or torch.no_grad()) on the way.")
-    yield Edit(expr(f"torch.from_numpy(({src(node)}).detach().cpu().numpy())"),
-               "the result taken through NumPy, which leaves autograd and the device",
-               "Stay in torch from input to output.")
+               "Leave it attached: no .detach() (or torch.no_grad()) on the way.", "the result detached from autograd")
+    yield Edit(expr(f"torch.from_numpy(({src(node)}).detach().cpu().numpy())"), "the result taken through NumPy, which leaves autograd and the device",
+               "Stay in torch from input to output.", "the result taken through NumPy, which leaves autograd and the device")
 
 
 def function_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -342,23 +351,27 @@ def function_swapped(node: ast.AST, site: Site) -> Iterator[Edit]:
         for other in FUNC_SWAPS[name]:
             new = copy.deepcopy(node)
             new.func.attr = other  # type: ignore[attr-defined]
-            yield Edit(new, f"`{other}` where the lesson uses `{name}`", f"Use `{name}`: `{src(node)}`.")
+            yield Edit(new, f"`{other}` where the lesson uses `{name}`", f"Use `{name}`: `{src(node)}`.",
+                       FUNCTION_WORDS.get(other, f"a neighbouring function where the lesson uses another"))
     if name in ("reshape", "view"):
         new = copy.deepcopy(node)
         new.func.attr = "view" if name == "reshape" else "reshape"  # type: ignore[attr-defined]
-        yield Edit(new, f"`.{new.func.attr}` where the lesson uses `.{name}`", f"Write `{src(node)}`.")  # type: ignore[attr-defined]
+        yield Edit(new, f"`.{new.func.attr}` where the lesson uses `.{name}`", f"Write `{src(node)}`.",  # type: ignore[attr-defined]
+                   "a view of a tensor whose memory is not contiguous" if name == "reshape"
+                   else "a reshape where the lesson takes a view")
         args = node.args  # type: ignore[attr-defined]
         for i in range(len(args) - 1):
             swapped = copy.deepcopy(node)
             swapped.args[i], swapped.args[i + 1] = swapped.args[i + 1], swapped.args[i]  # type: ignore[attr-defined]
             yield Edit(swapped, f"`{src(swapped)}`: sizes in another order, so channels go to the wrong head",
-                       f"Write `{src(node)}`.")
+                       f"Write `{src(node)}`.", "sizes in another order, so channels go to the wrong head")
     if name == "ModuleList" and isinstance(node, ast.Call) and node.args:
         inner = node.args[0]
         listed = ast.ListComp(inner.elt, inner.generators) if isinstance(inner, ast.GeneratorExp) else ast.Call(
             ast.Name("list", ast.Load()), [inner], [])
         yield Edit(copy.deepcopy(listed), "the heads kept in a plain Python list, which nn.Module does not register",
-                   "Wrap them in nn.ModuleList so .parameters(), .to() and state_dict see them.")
+                   "Wrap them in nn.ModuleList so .parameters(), .to() and state_dict see them.",
+                   "the heads kept in a plain Python list, which nn.Module does not register")
 
 
 def einsum_axes(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -372,7 +385,8 @@ def einsum_axes(node: ast.AST, site: Site) -> Iterator[Edit]:
     if len(output) >= 2:
         new = copy.deepcopy(node)
         new.args[0] = ast.Constant(f"{inputs}->{output[:-2]}{output[-1]}{output[-2]}")  # type: ignore[attr-defined]
-        yield Edit(new, f"einsum '{new.args[0].value}' with the last two output axes swapped", f"Write '{spec}'.")  # type: ignore[attr-defined]
+        yield Edit(new, f"einsum '{new.args[0].value}' with the last two output axes swapped", f"Write '{spec}'.",  # type: ignore[attr-defined]
+                   "an einsum with the last two output axes swapped")
 
 
 OPERATORS: dict[str, Operator] = {

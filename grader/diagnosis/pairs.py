@@ -51,7 +51,7 @@ def listed_pairs(path: Path = PAIRS_FILE) -> tuple[tuple[str, str], ...]:
 
 
 def two_edits(definition: ast.AST, edits: list[Slotted],
-              pairs: tuple[tuple[str, str], ...] | None = None) -> Iterator[tuple[str, str, str, str]]:
+              pairs: tuple[tuple[str, str], ...] | None = None) -> Iterator[tuple[str, str, str, str, str]]:
     """(source, operator, title, fix) for each pair of edits of listed kinds at two separate sites (neither
     inside the other), first ``MAX_PAIRS_PER_DEFINITION`` only."""
     made = 0
@@ -65,8 +65,9 @@ def two_edits(definition: ast.AST, edits: list[Slotted],
                 if made >= MAX_PAIRS_PER_DEFINITION:
                     return
                 made += 1
+                effect = f"{a.edit.effect}, and {b.edit.effect}" if a.edit.effect and b.edit.effect else ""
                 yield (_both(definition, a, b), TWO_EDITS, f"{a.edit.title}, and {b.edit.title}",
-                       f"{a.edit.fix} {b.edit.fix}")
+                       f"{a.edit.fix} {b.edit.fix}", effect)
 
 
 def _both(root: ast.AST, a: Slotted, b: Slotted) -> str:

@@ -33,7 +33,7 @@ from grader.diagnosis.syntax import Edit, Operator, Site, expr, int_value, on_se
 SIZES = (8, 16, 32, 64)
 RATES = (0.0, 0.1, 0.2, 0.5)
 
-FunctionEdit = tuple[ast.FunctionDef, str, str, str]  # (edited function, operator, title, fix)
+FunctionEdit = tuple[ast.FunctionDef, str, str, str, str]  # (edited function, operator, title, fix, effect)
 FunctionOperator = Callable[[ast.FunctionDef], Iterator[FunctionEdit]]
 
 
@@ -52,9 +52,11 @@ def size_at_call(node: ast.AST, site: Site) -> Iterator[Edit]:
         for value in (-1, -2):
             if (other, value) != (owner, index):
                 yield Edit(expr(f"{other}.shape[{value}]"), f"the size of `{other}` along axis {value} passed where the "
-                           f"lesson passes {asked}", f"Pass {asked}.")
+                           f"lesson passes {asked}", f"Pass {asked}.",
+                           "another size of the inputs passed where the lesson passes the size it asks for")
     yield Edit(expr(f"{owner}.dim()"), f"the rank of `{owner}` (its number of dimensions) passed where the lesson "
-               f"passes {asked}", f"Pass {asked}, not the number of dimensions.")
+               f"passes {asked}", f"Pass {asked}, not the number of dimensions.",
+               "a tensor's number of dimensions passed where the lesson passes a size")
 
 
 def reversed_list(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -64,7 +66,8 @@ def reversed_list(node: ast.AST, site: Site) -> Iterator[Edit]:
         yield Edit(ast.Subscript(copy.deepcopy(node), ast.Slice(None, None, ast.UnaryOp(ast.USub(), ast.Constant(1))),
                                  ast.Load()),
                    f"the items of `{src(node)}` put together in reverse order (the first one last)",
-                   f"Keep them in order: `{src(node)}`, appending each one at the end.")
+                   f"Keep them in order: `{src(node)}`, appending each one at the end.",
+                   "the pieces put together in reverse order (the first one last)")
 
 
 def storage(node: ast.AST, site: Site) -> Iterator[Edit]:
@@ -89,7 +92,8 @@ def storage(node: ast.AST, site: Site) -> Iterator[Edit]:
              "volatile": "Register it with persistent=False, as the lesson does."}
     for other, (text, words) in forms.items():
         if other != how:
-            yield Edit(ast.parse(text).body[0], f"`{name}` kept as {words} instead of {forms[how][1]}", fixes[how])
+            yield Edit(ast.parse(text).body[0], f"`{name}` kept as {words} instead of {forms[how][1]}", fixes[how],
+                       f"a tensor of the module kept as {words} instead of {forms[how][1]}")
 
 
 def _kept_tensor(node: ast.AST) -> tuple[str, ast.expr, str] | None:
@@ -119,7 +123,8 @@ def shift_dropped(node: ast.AST, site: Site) -> Iterator[Edit]:
             and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("max", "amax")
                     for n in ast.walk(node.right)):
         yield Edit(copy.deepcopy(node.left), f"the max not subtracted in `{src(node)}`",
-                   f"Subtract the max first, `{src(node)}`: exp overflows to inf on large scores.")
+                   f"Subtract the max first, `{src(node)}`: exp overflows to inf on large scores.",
+                   "the row's max not subtracted before the exponential")
 
 
 SLIPS: dict[str, Operator] = {"size_at_call": size_at_call, "reversed_list": reversed_list, "storage": storage,
@@ -142,7 +147,8 @@ def size_for_parameter(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
                                     (f"{tensor}.dim()", f"the rank of `{tensor}` (its number of dimensions)")):
                     yield (_replace_use(function, param, i, expr(text)), "size",
                            f"{words} used where the `{param}` argument belongs",
-                           f"Use the `{param}` argument: the caller says what it is.")
+                           f"Use the `{param}` argument: the caller says what it is.",
+                           "a size read from an input tensor where the lesson uses the size argument it is given")
 
 
 def constant_for_parameter(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
@@ -159,7 +165,8 @@ def constant_for_parameter(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
                 for use in _uses(fixed, param):
                     _swap_child(fixed, use, ast.Constant(value))
                 yield (fixed, "constant", f"the constant {value} where the `{param}` argument belongs",
-                       f"Pass the `{param}` argument on: a fixed {value} is right for one setting only.")
+                       f"Pass the `{param}` argument on: a fixed {value} is right for one setting only.",
+                       f"a fixed {value} used where the lesson uses an argument it is given")
 
 
 def roles_swapped(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
@@ -174,13 +181,15 @@ def roles_swapped(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
         for other in dict.fromkeys(c.func.attr for c in calls if src(c.args[0]) == src(call.args[0])):  # type: ignore[attr-defined]
             if other != call.func.attr:  # type: ignore[attr-defined]
                 yield (_with_attr(function, call.func, other), "roles", f"`self.{other}` used where `self.{call.func.attr}` "  # type: ignore[attr-defined]
-                       "belongs: one projection for two roles", f"Each role has its own projection: `{src(call)}`.")
+                       "belongs: one projection for two roles", f"Each role has its own projection: `{src(call)}`.",
+                       "one projection used for two roles")
     plain = [a for a in attributes if id(a) not in callees]
     for attribute in plain:
         for other in dict.fromkeys(a.attr for a in plain):
             if other != attribute.attr and other[:2] == attribute.attr[:2] and len(other) == len(attribute.attr):
                 yield (_with_attr(function, attribute, other), "roles", f"`self.{other}` used where `self.{attribute.attr}` "
-                       "belongs: one projection for two roles", f"Use `self.{attribute.attr}` there.")
+                       "belongs: one projection for two roles", f"Use `self.{attribute.attr}` there.",
+                       "one weight used for two roles")
 
 
 def stage_moved(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
@@ -195,7 +204,11 @@ def stage_moved(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
             moved.body[i], moved.body[i + 1] = moved.body[i + 1], moved.body[i]
             later, earlier = _last_line(body[i]), _last_line(body[i + 1])
             yield (moved, "moved", f"`{earlier}` done before `{later}` instead of after it",
-                   f"Keep the lesson's order: `{later}`, then `{earlier}`.")
+                   f"Keep the lesson's order: `{later}`, then `{earlier}`.",
+                   "two steps done in the other order: a step one place earlier than the lesson's")
+
+
+CUT = "the right values, but no gradient flowing back through one stage (taken out of autograd)"
 
 
 def gradient_cut(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
@@ -207,19 +220,19 @@ def gradient_cut(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
         if isinstance(stmt, ast.Return) and isinstance(stmt.value, (ast.Call, ast.BinOp)):
             wrapped = copy.deepcopy(function)
             wrapped.body[i] = _no_grad([wrapped.body[i]])
-            yield wrapped, "grad", f"`{_last_line(stmt)}` computed under torch.no_grad()", fix
+            yield wrapped, "grad", f"`{_last_line(stmt)}` computed under torch.no_grad()", fix, CUT
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and isinstance(stmt.value, (ast.Call, ast.BinOp)):
             detached = copy.deepcopy(function)
             detached.body[i].value = expr(f"({src(stmt.value)}).detach()")  # type: ignore[attr-defined]
             yield (detached, "grad", f"`{stmt.targets[0].id}` detached from autograd (.detach(), or computed under "
-                   "torch.no_grad())", fix)
+                   "torch.no_grad())", fix, CUT)
     doc = 1 if function.body and isinstance(function.body[0], ast.Expr) \
         and isinstance(function.body[0].value, ast.Constant) else 0
     if len(function.body) > doc + 1:
         whole = copy.deepcopy(function)
         whole.body = [*whole.body[:doc], _no_grad(whole.body[doc:])]
-        yield whole, "grad", "the whole computation under torch.no_grad()", fix
+        yield whole, "grad", "the whole computation under torch.no_grad()", fix, CUT
 
 
 def linear_convention(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
@@ -235,7 +248,9 @@ def linear_convention(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult) and isinstance(n.right, ast.Name) and n.right.id in params:
             n.right = ast.Attribute(ast.Name(n.right.id, ast.Load()), "T", ast.Load())
     yield (edited, "linear", "projections that compute x @ wᵀ, as F.linear / nn.Linear's convention does; "
-           "the contract multiplies x @ w", "Multiply x @ w with each weight as given, not its transpose.")
+           "the contract multiplies x @ w", "Multiply x @ w with each weight as given, not its transpose.",
+           "projections by each weight's transpose, as nn.Linear's convention does, where the contract multiplies "
+           "by the weight as given")
 
 
 FUNCTION_SLIPS: tuple[FunctionOperator, ...] = (size_for_parameter, constant_for_parameter, roles_swapped, stage_moved,

@@ -16,6 +16,28 @@ class Edit:
     node: ast.AST
     title: str  # short, in the lesson's words: what the code does instead
     fix: str  # the one-line fix
+    # What the change does, quoting no code: said instead of ``title`` when the student's code does not contain
+    # what the title quotes (``grader.diagnosis.truth``). '' falls back to a generic sentence.
+    effect: str = ""
+
+
+# The lesson's words for what a swapped function or reduction computes: an edit's ``effect`` quotes no code.
+FUNCTION_WORDS = {"log2": "a base-2 logarithm (bits) where the lesson takes the natural log",
+                  "log10": "a base-10 logarithm where the lesson takes the natural log",
+                  "exp2": "powers of 2 where the lesson takes powers of e", "isqrt": "a square root rounded down",
+                  "tril": "the lower triangle kept where the lesson keeps the upper one",
+                  "triu": "the upper triangle kept where the lesson keeps the lower one"}
+REDUCTION_WORDS = {"sum": "sum", "mean": "mean", "amax": "max", "amin": "min", "prod": "product", "logsumexp": "log-sum-exp"}
+
+# The lesson's words for the tensors its code names: an effect speaks of "the scores", never of `scores`.
+LESSON_WORDS = {"scores": "the scores", "weights": "the weights", "out": "the output", "q": "the queries",
+                "k": "the keys", "v": "the values", "x": "the input", "w_q": "the query weights", "w_k": "the key weights",
+                "w_v": "the value weights", "w_o": "the output weights"}
+
+
+def in_words(name: str, otherwise: str) -> str:
+    """``name`` in the lesson's words, or ``otherwise`` where the lesson has none for it."""
+    return LESSON_WORDS.get(name, otherwise)
 
 
 Operator = Callable[[ast.AST, "Site"], Iterator[Edit]]

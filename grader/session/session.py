@@ -211,7 +211,7 @@ class Judge:
             for i, item in enumerate(items):
                 # The next item is items[0] after the last: session-scoped fixtures stay warm.
                 outcomes.append(self._run_item(item, items[i + 1] if i + 1 < len(items) else items[0], context))
-            return with_diagnoses(outcomes, self.plugin.diagnoser)
+            return with_diagnoses(outcomes, self.plugin.diagnoser, context.submission.source)
         finally:
             self.plugin.context = None
 

@@ -5,11 +5,13 @@ match are settled across the card (``with_diagnoses``); ``scoring`` then attache
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
 from grader import words
-from grader.diagnosis.diagnose import CheckEvidence, Diagnoser, Known, diagnosis, representative
+from grader.diagnosis.diagnose import CheckEvidence, Diagnoser
+from grader.diagnosis.naming import Known, diagnosis, representative
 from grader.sandbox.errors import NotAttempted, StudentProblem, StudentTimeout
 from grader.scorecard import Diagnosis
 from grader.session.runner import skip_message
@@ -34,6 +36,7 @@ class Verdict:
     requests: tuple[tuple[dict, dict], ...] = ()  # what it asked of the student, kept until the card is settled
     diagnosable: bool = False  # failed on the student's answers (not a skip, a timeout or the grader's own error)
     visible: bool = True  # a visible check: its inputs are the same for everyone and may be quoted as evidence
+    fails_first: str = ""  # a function it calls that fails its own checks, named in ``diagnosis_text`` instead
 
 
 @dataclass(frozen=True)
@@ -85,26 +88,38 @@ def clip(text: str, limit: int = MAX_MESSAGE) -> str:
     return words.clip(text, max(limit, 200))
 
 
-def with_diagnoses(outcomes: list[Verdict], diagnoser: Diagnoser | None) -> list[Verdict]:
+def with_diagnoses(outcomes: list[Verdict], diagnoser: Diagnoser | None, source: str | None = None) -> list[Verdict]:
     """Settle the matched mistakes across the card, then name them on each failed check.
 
     The sentence is kept beside the message, not appended to it: a mistake that fails 14 checks
-    is explained once, above its exercise's failed checks (``ExerciseDiagnosis``).
+    is explained once, above its exercise's failed checks (``ExerciseDiagnosis``). ``source``: the
+    student's Python text (parsed here, never run), so that a title quoting code is said only where
+    their code contains it (``grader.diagnosis.truth``); None says every such title as behaviour.
     """
     if diagnoser is None:
         return outcomes
+    try:
+        return _named_on(outcomes, diagnoser, source)
+    except Exception as exc:  # noqa: BLE001 - naming the mistake is advice: its own fault must never cost a grade
+        sys.stderr.write(f"grader: warning: no mistake named on this card, the diagnosis failed ({type(exc).__name__}: "
+                         f"{exc}); the checks' points and messages stand. Please report this.\n")
+        return outcomes
+
+
+def _named_on(outcomes: list[Verdict], diagnoser: Diagnoser, source: str | None) -> list[Verdict]:
+    names = diagnoser.true_names(source)
     settled = diagnoser.diagnose([CheckEvidence(o.exercise, o.status, (), o.requests, o.diagnosable) for o in outcomes])
     examples: dict[tuple[str, str], str] = {}
     unnamed = _first_breaks(outcomes, settled, diagnoser)
     result = []
     for outcome, found in zip(outcomes, settled):
-        lead = representative(found)
+        lead = representative(found, names)
         if lead is not None and (outcome.exercise, lead.id) not in examples:
             examples[(outcome.exercise, lead.id)] = _example(diagnoser, lead, outcome.exercise, outcomes)
-        named = diagnosis(found, examples[(outcome.exercise, lead.id)]) if lead is not None else None
+        named = diagnosis(found, examples[(outcome.exercise, lead.id)], names) if lead is not None else None
         if named is None:
-            text = unnamed.get(id(outcome), "")  # most checks: nothing to say, and the verdict is kept as it is
-            result.append(replace(outcome, diagnosis_text=text) if text else outcome)
+            text, callee = unnamed.get(id(outcome), ("", ""))  # most checks: nothing to say, the verdict kept as it is
+            result.append(replace(outcome, diagnosis_text=text, fails_first=callee) if text else outcome)
             continue
         result.append(replace(outcome, diagnosis=named[0], diagnosis_text=named[1]))
     return result
@@ -120,24 +135,36 @@ def _example(diagnoser: Diagnoser, mistake: Known, exercise: str, outcomes: list
 UNNAMED = "No known mistake fits all your answers"
 
 
-def _first_breaks(outcomes: list[Verdict], settled: list[list[Known]], diagnoser: Diagnoser) -> dict[int, str]:
+def _first_breaks(outcomes: list[Verdict], settled: list[list[Known]], diagnoser: Diagnoser) -> dict[int, tuple[str, str]]:
     """For each exercise with a failed check and no mistake named: the first visible check that failed on the
     student's answers, with the smallest recorded input where their answer is not the reference's. Keyed by
     that outcome's ``id()``: the sentence is said once, above the exercise's failed checks.
 
     Nothing is said where no answer differs (the check's own message says what it saw: a forbidden call,
-    a weight of 1e-9 where 0 is asked), nor for an exercise that calls a failing one (that one is the cause
-    to look at first, and has its own sentence)."""
+    a weight of 1e-9 where 0 is asked). An exercise that calls a failing one is not said to fit no known
+    mistake: its sentence points at the function it calls that fails first (``Diagnoser.blame``), the cause
+    to look at first, which has its own sentence. Values: (sentence, that function or '')."""
     named = {o.exercise for o, found in zip(outcomes, settled) if found}
     failing = {o.exercise for o in outcomes if o.status not in ("passed", "skipped")}
-    said: dict[int, str] = {}
+    said: dict[int, tuple[str, str]] = {}
     done: set[str] = set()
     for o in outcomes:
         if o.exercise in named or o.exercise in done or not (o.visible and o.diagnosable):
             continue
         done.add(o.exercise)
         smallest = diagnoser.smallest_difference(o.requests)
-        if smallest and not diagnoser.uses_failing(o.exercise, failing):
+        callee = diagnoser.blame(o.exercise, failing)
+        if smallest and callee:
+            said[id(o)] = (f"`{o.exercise}` calls `{callee}`{_through(diagnoser, o.exercise, callee, failing)}, which fails "
+                           f"its own checks: fix it first.", callee)
+        elif smallest:
             said[id(o)] = (f"{UNNAMED}: the first property that broke is `{o.check_id}`. "
-                           f"The smallest input where your answer differs: {smallest}")
+                           f"The smallest input where your answer differs: {smallest}", "")
     return said
+
+
+def _through(diagnoser: Diagnoser, caller: str, callee: str, failing: set[str]) -> str:
+    """" (through `attention`)" where ``caller`` reaches ``callee`` through a failing function; '' otherwise."""
+    between = [c for c in diagnoser.failing_callees(caller, failing)
+               if c != callee and callee in diagnoser.failing_callees(c, failing)]
+    return f" (through `{between[-1]}`)" if between else ""
