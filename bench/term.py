@@ -167,7 +167,7 @@ def source_of(what: str) -> str:
     if what == "reference":
         return (ROOT / "solutions/attention.py").read_text()
     path = CORPUS / ASSIGNMENT / what
-    return CorpusCase(path, what.split("/")[0], *read_header(path)).source()
+    return CorpusCase(path, what.split("/")[0], read_header(path)).source()
 
 
 def hand_in(download: Path, student: str, what: str) -> None:

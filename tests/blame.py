@@ -57,7 +57,10 @@ A mutant of exercise E (its ``# exercise:`` header) may fail, without blame:
 
 (c) whatever the mutant's header lists on ``# may_fail:`` lines: comma-separated
     fnmatch globs matched against the keys above (``softmax::test_rows_sum_to_one``,
-    ``*::test_inputs_are_not_modified*``, ``attention::*``), or ``none``. The list names
+    ``*::test_inputs_are_not_modified*``, ``attention::*``), or ``none``. A check of an exercise that
+    calls the mutant's is named ``callers::<check glob>`` (``callers::test_weights_rows_sum_to_one``):
+    the reference's call graph says which exercises that is, so a mutant never names its callers and a new
+    exercise that calls it needs no edit here (``tests/test_blame.py`` holds the corpus to it). The list names
     the property checks the mutant *really* breaks: those a perfect grader, one whose
     every check fails only for its own property, would still fail. A check failed only
     because a bug elsewhere changed the values is *not* listed; that failure is blame.
@@ -141,6 +144,14 @@ def may_fail_globs(case: "CorpusCase") -> tuple[str, ...]:
                  if g.strip() and g.strip() != "none")
 
 
+def expanded(globs: tuple[str, ...], calling: frozenset[str]) -> tuple[str, ...]:
+    """``callers::PATTERN`` read as ``C::PATTERN`` for every exercise C whose reference calls the mutant's, directly
+    or not: a property the mutant breaks, seen wherever its code runs. A new exercise that calls ``softmax`` is
+    covered by ``softmax``'s mutants as it is, when its check of that property is named as the others are."""
+    return tuple(f"{c}::{g.split('::', 1)[1]}" if g.startswith("callers::") else g
+                 for g in globs for c in (sorted(calling) if g.startswith("callers::") else [""]))
+
+
 def has_may_fail(case: "CorpusCase") -> bool:
     """Whether the case states its set at all (``none`` counts)."""
     return bool(_may_fail_lines(case))
@@ -176,7 +187,7 @@ def allowed(case: "CorpusCase", card: "Scorecard") -> set[str]:
         return set()
     exercise = case.header["exercise"]
     exercises = {exercise} | callers(case.assignment, exercise)
-    globs = may_fail_globs(case)
+    globs = expanded(may_fail_globs(case), callers(case.assignment, exercise))
     return {key(c) for c in card.checks
             if (c.exercise in exercises and is_output_check(case.assignment, c))
             or any(fnmatchcase(key(c), g) for g in globs)}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +20,13 @@ import torch
 # server) deadlocks on its first parallel op (ARCHITECTURE, "Facts measured"). Which modules a worker
 # imports first depends on how xdist shares them out, so it is set here, once, for all.
 torch.set_num_threads(1)
+
+# SIGINT as an interactive terminal gives it, in every test process: a suite a shell started in the background
+# (``bash .ci/run &``, side by side with another) inherits SIGINT ignored, hands that on to every command it
+# starts, and the Ctrl-C tests (tests/test_interrupt.py, tests/test_batch.py) would then test an ignored signal.
+# Which disposition a test's command gets is the test's choice (tests/test_interrupt.py tests both).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from grader import api  # noqa: E402 - after the thread count, as above
 from grader.sandbox.client import WorkerServer

@@ -3,10 +3,13 @@
 Each file starts with ``# key: value`` header lines saying what grading it
 must yield; mutants and alternatives are appended to the reference solution
 (their definitions override the reference's), hostile files stand alone
-unless their header says ``base: reference``. A case may instead (or also)
-patch the reference with ``# replace: OLD ==> NEW`` lines, one bug in one
-line; each OLD must occur exactly once in the reference, so a change to the
-reference breaks the case loudly instead of silently testing nothing.
+unless their header says ``base: reference``.
+
+A case changes the reference only by whole definitions: a mutant that differs
+in one line holds the whole function (or class) with that line changed. No
+case patches the reference's text, so a new definition in the reference (an
+exercise added) can never break an old case; a ``# replace:`` header line is
+refused with a message saying so.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ class CorpusCase:
     path: Path
     kind: str  # mutants | alternatives | hostile
     header: dict[str, str]
-    replacements: tuple[tuple[str, str], ...] = ()
 
     @property
     def assignment(self) -> str:
@@ -53,18 +55,10 @@ class CorpusCase:
     def source(self) -> str:
         text = self.path.read_text(encoding="utf-8", errors="surrogateescape")
         if self.base == "reference":
-            return self.patched_reference() + "\n\n# ---- corpus case ----\n" + text
+            return REFERENCE[self.assignment].read_text() + "\n\n# ---- corpus case ----\n" + text
         if self.base != "none":
             return (self.path.parent / self.base).read_text(encoding="utf-8") + "\n\n" + text
         return text
-
-    def patched_reference(self) -> str:
-        source = REFERENCE[self.assignment].read_text()
-        for old, new in self.replacements:
-            if source.count(old) != 1:
-                raise ValueError(f"{self.id}: `{old}` must occur exactly once in the reference")
-            source = source.replace(old, new)
-        return source
 
     def write_submission(self, folder: Path) -> Path:
         """The file as a student would hand it in (bytes kept for hostile cases)."""
@@ -77,26 +71,22 @@ class CorpusCase:
         return out
 
 
-def read_header(path: Path) -> tuple[dict[str, str], tuple[tuple[str, str], ...]]:
-    """The ``# key: value`` lines at the top; ``replace`` lines are collected in order."""
+def read_header(path: Path) -> dict[str, str]:
+    """The ``# key: value`` lines at the top."""
     header: dict[str, str] = {}
-    replacements: list[tuple[str, str]] = []
     for line in path.read_bytes().decode("utf-8", "replace").splitlines():
         m = re.match(r"#\s*([a-z_]+):\s*(.*)$", line)
         if not m:
             break
         if m.group(1) == "replace":
-            old, sep, new = m.group(2).partition(" ==> ")
-            if not sep:
-                raise ValueError(f"{path}: a replace line needs `OLD ==> NEW`")
-            replacements.append((old, new))
-        else:
-            header[m.group(1)] = m.group(2).strip()
-    return header, tuple(replacements)
+            raise ValueError(f"{path}: `# replace:` patches the reference's text, which a new definition in the "
+                             "reference can break; write the changed definition whole in the case instead")
+        header[m.group(1)] = m.group(2).strip()
+    return header
 
 
 def corpus(kind: str) -> list[CorpusCase]:
-    return [CorpusCase(p, kind, *read_header(p)) for p in sorted(CORPUS.glob(f"*/{kind}/*.py"))]
+    return [CorpusCase(p, kind, read_header(p)) for p in sorted(CORPUS.glob(f"*/{kind}/*.py"))]
 
 
 def expected_diagnosis(case: CorpusCase) -> str | None:

@@ -1,8 +1,9 @@
 """Moodle's "Upload grading worksheet", restated as a checker: what it would do with a file.
 
 Written from Moodle's own code (github.com/moodle/moodle), independently of
-``grader/export/moodle.py``, so the tests can run an upload through the rules
-instead of through our own reading of them. No Moodle code is copied; each
+``grader/coursedata/moodle_worksheet.py`` and ``grader/export/moodle.py``, so
+the tests can run an upload through the rules instead of through our own
+reading of them. No Moodle code is copied; each
 rule cites the file and function it comes from. ``Moodle`` is what the server
 holds before the upload (per participant: the grade, when it was last
 modified, whether grading is disabled, the feedback comment); ``upload``

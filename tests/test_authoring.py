@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from grader.authoring.completeness import missing
 from grader.authoring.new_exercise import MARKER
 from grader.authoring.readme import DOC_PAGES  # the pages stating totals and the catalogue
@@ -150,3 +152,48 @@ def test_a_hidden_check_without_each_students_own_inputs_is_listed(tmp_path: Pat
     listed = {(m.exercise, m.what.split(" ", 1)[0], m.file) for m in missing(copy) if "test_seeds.py" in m.what}
     assert listed == {("causal_mask", "test_mask_is_built_on_the_requested_device", "grader/checks/attention/"),
                       ("causal_mask", "inputs", "grader/checks/attention/conftest.py")}, listed
+
+
+@pytest.mark.parametrize(("signature", "returns", "gradients"), [
+    (None, "[out, weights]", "[0, 1, 2]"),  # the model's own signature: everything fits
+    ("q_new: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor -> torch.Tensor", None, "[0, 1, 2]"),
+    ("q: torch.Tensor, k: torch.Tensor -> tuple[torch.Tensor, torch.Tensor]", "[out, weights]", "[0, 1]"),
+    ("x -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]", "[value_0, value_1, value_2]", "[0]"),
+    ("n: int", None, "[0]"),
+])
+def test_like_copies_only_what_fits_the_new_signature(tmp_path: Path, signature, returns, gradients):
+    """--like attention (returns [out, weights], gradient inputs 0-2): a new signature keeps the names only for a
+    tuple of two, placeholders for another count, nothing for one value; gradient inputs only among its
+    parameters. The contract row and the stub spell the new parameters."""
+    from grader.authoring.new_exercise import new_exercise
+    from grader.files import read_yaml
+
+    copy = _copy(tmp_path / "course")
+    new_exercise("next_step", "attention", "attention", copy, signature)
+    entry = read_yaml(copy / "assignments.yaml")["assignments"]["attention"]["exercises"]["next_step"]
+    assert (f"[{', '.join(entry['returns'])}]" if "returns" in entry else None) == returns
+    assert f"[{', '.join(map(str, entry.get('gradient_inputs', [])))}]" == gradients
+    params = "q, k, v, causal=True, scale=True" if signature is None else \
+        ", ".join(p.split(":")[0].strip() for p in signature.split("->")[0].split(","))
+    assert f"| `next_step({params})` |" in (copy / "docs/CONTRACT.md").read_text()
+    import ast
+
+    for written in ("exercises/attention.py", "solutions/attention.py"):
+        [stub] = [n for n in ast.parse((copy / written).read_text()).body if getattr(n, "name", "") == "next_step"]
+        assert [a.arg for a in stub.args.args] == [p.split("=")[0] for p in params.split(", ")], written
+    if returns and "value_0" in returns:
+        assert MARKER in next(line for line in (copy / "assignments.yaml").read_text().splitlines() if "value_0" in line)
+
+
+@pytest.mark.parametrize(("like", "signature", "said"), [
+    ("attention", "q, k ->", "is not a parameter list"),
+    ("attention", "q k", "is not a parameter list"),
+    ("SelfAttentionHead", "x: torch.Tensor", "is for a function"),
+])
+def test_a_bad_signature_is_one_line_and_exit_2(tmp_path: Path, like, signature, said):
+    copy = _copy(tmp_path / "course")
+    assignment = "attention-modules" if like[0].isupper() else "attention"
+    done = _run(copy, "-m", "grader.cli", "new-exercise", "next_step", "--assignment", assignment, "--like", like,
+                "--signature", signature)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr

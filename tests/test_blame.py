@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.blame import callers, catch, has_may_fail, out_of_set
+from tests.blame import callers, catch, expanded, has_may_fail, may_fail_globs, out_of_set
 from tests.corpus_cases import corpus
 
 MUTANTS = corpus("mutants")
@@ -19,6 +19,22 @@ MUTANTS = corpus("mutants")
 def test_every_mutant_states_what_it_may_fail():
     missing = [c.id for c in MUTANTS if not has_may_fail(c)]
     assert not missing, f"add a `# may_fail:` header line (globs, or `none`) to {missing[:5]}"
+
+
+def test_no_mutant_names_an_exercise_that_calls_it():
+    """What a mutant breaks in its callers is derived from the reference's call graph (``callers::``), so a new
+    exercise that calls an old one needs no edit to the old one's mutants."""
+    named = [(c.id, g) for c in MUTANTS for g in may_fail_globs(c)
+             if g.split("::", 1)[0] in callers(c.assignment, c.header["exercise"])]
+    assert not named, f"write these as `callers::<check glob>`: {named[:5]}"
+
+
+def test_callers_globs_reach_every_exercise_that_calls_the_mutants_and_no_other():
+    for case in MUTANTS:
+        calling = callers(case.assignment, case.header["exercise"])
+        for glob in (g for g in may_fail_globs(case) if g.startswith("callers::")):
+            reached = {g.split("::", 1)[0] for g in expanded((glob,), calling)}
+            assert reached == set(calling), (case.id, glob, reached)
 
 
 @pytest.mark.parametrize("case", MUTANTS, ids=lambda c: c.id)

@@ -3,12 +3,13 @@ every alternative correct implementation scores full marks. Adding a case is add
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
 
 from tests.conftest import CorpusCards
-from tests.corpus_cases import corpus
+from tests.corpus_cases import REFERENCE, corpus, read_header
 
 MUTANTS = corpus("mutants")
 ALTERNATIVES = corpus("alternatives")
@@ -22,13 +23,44 @@ def test_corpus_is_large_enough_and_every_case_builds():
         compile(case.source(), case.id, "exec")  # every `replace` line still applies to the reference
 
 
-def test_a_stale_replace_line_fails_loudly(tmp_path):
-    import dataclasses
+def test_a_replace_line_is_refused(tmp_path):
+    case = tmp_path / "patched.py"
+    case.write_text("# expect: lose\n# exercise: softmax\n# replace: e.sum( ==> e.mean(\n")
+    with pytest.raises(ValueError, match="write the changed definition whole"):
+        read_header(case)
 
-    case = next(c for c in MUTANTS if c.replacements)
-    stale = dataclasses.replace(case, replacements=(("this text is not in the reference", "x"),))
-    with pytest.raises(ValueError, match="exactly once"):
-        stale.source()
+
+def with_every_line_defined_again(reference: str) -> str:
+    """The reference plus, for each of its functions and classes, a copy under a new name: every line of it
+    now occurs twice (as an exercise added by copying another's code does)."""
+    tree = ast.parse(reference)
+    copies = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            copies.append(ast.get_source_segment(reference, node).replace(f"{node.name}(", f"{node.name}_again(", 1))
+    return reference + "\n\n" + "\n\n".join(copies) + "\n"
+
+
+@pytest.mark.parametrize("assignment", sorted(REFERENCE))
+def test_a_new_definition_in_the_reference_breaks_no_case(tmp_path, monkeypatch, assignment):
+    """Each case's definitions are whole, so what the reference adds changes none of them: with every line
+    of the reference defined a second time, every case still builds and defines what it defined before."""
+    import tests.corpus_cases as corpus_cases
+
+    cases = [c for c in corpus("mutants") + corpus("alternatives") + corpus("placeholders") + corpus("hostile")
+             if c.assignment == assignment and c.base == "reference"]
+    before = {c.id: definitions(c.source()) for c in cases}
+    grown = tmp_path / "reference.py"
+    grown.write_text(with_every_line_defined_again(REFERENCE[assignment].read_text()))
+    monkeypatch.setitem(corpus_cases.REFERENCE, assignment, grown)
+    for case in cases:
+        after = definitions(case.source())
+        assert {k: v for k, v in after.items() if not k.endswith("_again")} == before[case.id], case.id
+
+
+def definitions(source: str) -> dict[str, str]:
+    """Each top-level name's last definition, as the module ends up with it."""
+    return {n.name: ast.dump(n) for n in ast.parse(source).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
 
 
 @pytest.mark.parametrize("case", ALTERNATIVES, ids=lambda c: c.id)

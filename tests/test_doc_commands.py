@@ -24,7 +24,8 @@ from tests.doc_commands import RUN, SHELL_FENCES, SHOWN, Command, commands, fenc
 GITHUB = "pushes to GitHub (gh, a remote repository): not reachable from a test"
 NOT_RUN: dict[str, str] = {
     # docs/adding-an-exercise.md
-    ".venv/bin/grader new-exercise sliding_window_mask --assignment attention --like causal_mask":
+    ".venv/bin/grader new-exercise sliding_window_mask --assignment attention --like causal_mask "
+    '--signature "T: int, window: int, device: torch.device | str | None = None -> torch.Tensor"':
         "writes into the checkout itself; tests/test_authoring.py runs new-exercise in a copy of the course",
     ".venv/bin/python -m pytest -q tests/test_authoring.py -k real_project": "the suite itself",
     ".venv/bin/python -m pytest -q tests/test_corpus.py tests/test_blame.py tests/test_diagnosis.py -k sliding_window_mask":

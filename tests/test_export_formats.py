@@ -24,10 +24,11 @@ import pytest
 
 from grader import batch, cli, scorecard
 from grader.export import command as exports, views
+from grader.batch.layout import read_folder
 from grader.config import ConfigError, load_config
 from grader.export import canvas, gradebook_csv, gradescope, junit, pytest_json
 from grader.export.gradebook import Row
-from grader.batch.roster import RosterEntry, RosterError, read_roster
+from grader.coursedata.roster import RosterEntry, RosterError, read_roster
 from grader.scorecard import CheckResult, Scorecard, SubmissionInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -510,7 +511,44 @@ def test_a_folder_is_only_for_canvas(tmp_path: Path) -> None:
     with pytest.raises(exports.ExportError, match="only canvas and moodle take a grade-all output folder"):
         exports.export("junit", [folder], tmp_path / "j.xml")
     with pytest.raises(exports.ExportError, match="not a grade-all output folder"):
-        exports.export("canvas", [tmp_path / "graded" / "cards"], tmp_path / "c.csv", roster=tmp_path / "r.csv")
+        exports.export("canvas", [tmp_path / "graded" / "cards"], tmp_path / "c.csv", roster=tmp_path / "r.csv",
+                       grade_all=read_folder)
+
+
+@pytest.mark.parametrize("manifest", [None, "", "not json", "[]", '{"assignment": 1}', '{"other": "x"}',
+                                      '{"assignment": "attention_modules"}'])
+def test_the_batch_reader_gives_every_record_and_the_assignment_else_the_folders_name(tmp_path: Path,
+                                                                                   manifest: str | None) -> None:
+    """``read_folder`` (what the CLI hands export): every record's row in student order, and batch.json's
+    assignment as text when it has one, else the folder's name, never a crash."""
+    folder = batch_folder(tmp_path)
+    (folder / "batch.json").unlink()
+    if manifest is not None:
+        (folder / "batch.json").write_text(manifest)
+    rows, assignment = read_folder(folder)
+    assert [r.student for r in rows] == sorted(r.student for r in rows) and len(rows) == 4
+    assert {r.status for r in rows} == {"graded", "missing", "error"}
+    expected = json.loads(manifest)["assignment"] if manifest and manifest.startswith("{\"assignment") else "graded"
+    assert assignment == str(expected)
+
+
+@pytest.mark.parametrize("broken", ["", "{", "[]", '{"row": {}}', '{"key": "k"}', '{"row": 3, "key": ""}'])
+def test_one_unreadable_record_refuses_the_folder_by_name(tmp_path: Path, broken: str) -> None:
+    folder = batch_folder(tmp_path)
+    (folder / "records" / "bob.json").write_text(broken)
+    with pytest.raises(exports.ExportError, match=r"bob\.json: unreadable record; run grade-all there again"):
+        exports.export("canvas", [folder], tmp_path / "c.csv", roster=tmp_path / "r.csv", grade_all=read_folder)
+    assert not (tmp_path / "c.csv").exists()
+
+
+@pytest.mark.parametrize("fmt", ["canvas", "moodle"])
+def test_a_folder_without_the_callers_reader_is_refused(tmp_path: Path, fmt: str) -> None:
+    """Export imports nothing of the batch: a caller that gives no grade-all reader gets a refusal, never a
+    folder read some other way (fail closed)."""
+    folder = batch_folder(tmp_path)
+    with pytest.raises(exports.ExportError, match="reads no grade-all output folder"):
+        exports.export(fmt, [folder], tmp_path / "out.csv", roster=tmp_path / "r.csv", worksheet=tmp_path / "w.csv")
+    assert not (tmp_path / "out.csv").exists()
 
 
 # ---------------------------------------------------------------- junit against the Jenkins xunit plugin's XSD

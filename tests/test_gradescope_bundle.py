@@ -191,7 +191,7 @@ def test_reference_gets_full_marks_with_hidden_checks_after_published(autograder
 
 def test_mutant_loses_points_and_its_diagnosis_reaches_the_student(autograder: Path, tmp_path: Path) -> None:
     path = CORPUS / "attention/mutants/softmax_dim0.py"
-    source = CorpusCase(path, "mutants", *read_header(path)).source()
+    source = CorpusCase(path, "mutants", read_header(path)).source()
     root = layout(autograder, tmp_path / "autograder", {"work/attention.py": source, "notes.txt": "mine"})
     data = run_autograder(root)
     assert 0 < data["score"] < sum(t["max_score"] for t in data["tests"])

@@ -9,6 +9,8 @@ import re
 import tomllib
 from collections import Counter
 
+import pytest
+
 from tests.conftest import ROOT
 
 GRADER = ROOT / "grader"
@@ -142,3 +144,118 @@ def test_the_suites_longest_first_list_names_only_existing_modules():
 
     tests = ROOT / "tests"
     assert [m for m in LONGEST_FIRST if not (tests / f"{m}.py").exists()] == []
+
+
+# ------------------------------------------------------------------ which layer stands on which (issue 40, item 4)
+
+# part -> the parts it must not import. The batch and export both stand on the course's data; the batch
+# stands on export's rows; the command line stands on everything. No arrow runs back up.
+FORBIDDEN = {"export": ("batch",), "coursedata": ("batch", "export", "cli")}
+
+
+def test_no_arrow_runs_back_up_and_no_subpackages_import_each_other_in_a_circle():
+    from tests.import_graph import back_arrows, cycles, import_graph, parts
+
+    found = parts(GRADER)
+    named = {p for rule in FORBIDDEN.items() for p in (rule[0], *rule[1])}
+    assert named <= {name for name, package in found.items() if package}, "a layer the rule names is gone"
+    graph = import_graph(GRADER)
+    assert back_arrows(graph, FORBIDDEN) == []
+    assert cycles(graph, [name for name, package in found.items() if package]) == []
+    assert "coursedata" in graph["batch"] and "coursedata" in graph["export"]  # both stand on it
+
+
+# A generated package tree: parts a..g (subpackages, and one plain module), and an import of a target part
+# written in every form Python has, from a module at several depths. ``{up}`` is the dots of a relative
+# import that reaches the package's root from the importing file.
+IMPORT_FORMS = (
+    "import pkg.{t}.thing\n",
+    "from pkg.{t} import thing\n",
+    "from pkg.{t}.thing import X\n",
+    "from pkg import {t}\n",
+    "from {up}{t}.thing import X\n",
+    "from {up}{t} import thing\n",
+    "from {up} import {t}\n",
+    "def f():\n    from pkg.{t}.thing import X\n    return X\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.{t} import thing\n",
+    "import importlib\nimportlib.import_module('pkg.{t}.thing')\n",
+)
+IMPORTERS = ("mod.py", "__init__.py", "inner/deep.py")  # inside the importing subpackage
+# Names that only look like a part's: another package's, a longer name, a package inside another one.
+DECOYS = "import os\nimport pkgx.{t}\nfrom pkg import {t}y\nfrom pkg.{t}y import z\nfrom other.pkg.{t} import w\n"
+
+
+def write_tree(root, arrows: list[tuple[str, str, str, str]], names: str = "abcdefg") -> None:
+    """``root/pkg``: a subpackage per letter of ``names`` (the last one a plain module ``<letter>.py``), each
+    with ``thing.py`` and ``inner/deep.py``; ``arrows`` are (importer, target, form, importing file)."""
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    *packages, module = names
+    (pkg / f"{module}.py").write_text("X = 1\n")
+    for name in packages:
+        (pkg / name / "inner").mkdir(parents=True)
+        for rel in ("__init__.py", "thing.py", "mod.py", "inner/__init__.py", "inner/deep.py"):
+            (pkg / name / rel).write_text("X = 1\n")
+        (pkg / name / "mod.py").write_text("".join(DECOYS.format(t=t) for t in names))
+    for importer, target, form, where in arrows:
+        path = pkg / f"{importer}.py" if importer == module else pkg / importer / where
+        up = "." * (len(path.relative_to(pkg).parts))  # from pkg/a/mod.py: '..' is pkg
+        if target == module and "thing" in form:
+            form = form.replace(f"{{t}}.thing", "{t}").replace("import thing", "import X")
+        path.write_text(path.read_text() + form.format(t=target, up=up))
+
+
+@pytest.mark.parametrize("form", IMPORT_FORMS)
+@pytest.mark.parametrize("where", IMPORTERS)
+def test_the_rule_finds_a_back_arrow_in_every_form_and_nothing_else(tmp_path, form: str, where: str):
+    from tests.import_graph import back_arrows, import_graph
+
+    forbidden = {"a": ("b", "g"), "c": ("a",)}
+    clean = [("b", "a", IMPORT_FORMS[0], "mod.py"), ("a", "c", form, where)]  # arrows the rule allows
+    write_tree(tmp_path / "clean", clean)
+    assert back_arrows(import_graph(tmp_path / "clean" / "pkg"), forbidden) == []
+    for target in ("b", "g"):  # a subpackage, and a plain module
+        tree = tmp_path / f"back_to_{target}"
+        tree.mkdir()
+        write_tree(tree, [*clean, ("a", target, form, where)])
+        found = back_arrows(import_graph(tree / "pkg"), forbidden)
+        assert len(found) == 1 and re.fullmatch(rf"a -> {target} \(a/{re.escape(where)}:\d+\)", found[0]), found
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_the_rule_finds_every_generated_import_circle_and_no_other(tmp_path, seed: int):
+    """A random layering of the parts (arrows only downwards: no circle), then one arrow back up from the
+    bottom of a chain to its top: exactly the parts of that chain form the circle found."""
+    import random
+
+    from tests.import_graph import cycles, import_graph, parts
+
+    rng = random.Random(seed)
+    order = rng.sample("abcdef", k=rng.randint(3, 6))  # order[i] may import order[j] for j > i only
+    arrows = [(order[i], order[j], rng.choice(IMPORT_FORMS), rng.choice(IMPORTERS))
+              for i in range(len(order)) for j in range(i + 1, len(order)) if rng.random() < 0.4]
+    write_tree(tmp_path / "layered", arrows)
+    graph = import_graph(tmp_path / "layered" / "pkg")
+    assert cycles(graph, parts(tmp_path / "layered" / "pkg")) == []
+    top, bottom = sorted(rng.sample(range(len(order)), k=2))
+    chain = [(order[i], order[i + 1], rng.choice(IMPORT_FORMS), rng.choice(IMPORTERS)) for i in range(top, bottom)]
+    back = (order[bottom], order[top], rng.choice(IMPORT_FORMS), rng.choice(IMPORTERS))
+    (tmp_path / "circle").mkdir()
+    write_tree(tmp_path / "circle", [*arrows, *chain, back])
+    graph = import_graph(tmp_path / "circle" / "pkg")
+    found = cycles(graph, parts(tmp_path / "circle" / "pkg"))
+    assert len(found) == 1 and set(order[top:bottom + 1]) <= set(found[0]), (found, order, top, bottom)
+    # the circle is exactly the parts that reach the top and are reached from it: no bigger than it is
+    assert found[0] == sorted(p for p in graph if reaches(graph, order[top], p) and reaches(graph, p, order[top]))
+
+
+def reaches(graph, start: str, goal: str) -> bool:
+    """Whether ``goal`` is reached from ``start`` along the graph's arrows (``start`` reaches itself)."""
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), {}):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return goal in seen

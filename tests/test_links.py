@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 
 from grader import cli, links
-from grader.batch import intake, unzip
+from grader.batch import intake
+from grader.coursedata import unzip
 from grader.ci import CIError, Environment, select
 from grader.config import load_config
 from grader.release import gradescope_run

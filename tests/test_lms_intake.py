@@ -1,7 +1,7 @@
 """Real course data in: rosters as LMSs export them, bulk downloads as LMSs write them.
 
-Every fixture here is laid out the way the system writes it (``grader/batch/lms_readers.py``
-and ``grader/batch/roster.py`` say where each format was taken from): a Canvas
+Every fixture here is laid out the way the system writes it (``grader/coursedata/lms_readers.py``
+and ``grader/coursedata/roster.py`` say where each format was taken from): a Canvas
 "Download Submissions" zip and gradebook export, a Gradescope "Export
 Submissions" zip with its Ruby-flavoured ``submission_metadata.yml`` and its
 roster, a Moodle "Download all submissions" folder with its grading worksheet
@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from grader import batch, cli
-from grader.batch import intake, lms, run
+from grader.batch import intake, run
+from grader.coursedata import lms
 from grader.export.gradebook import Row
-from grader.batch.roster import RosterEntry, RosterError, load_roster, read_roster
+from grader.coursedata.roster import RosterEntry, RosterError, load_roster, read_roster
 from tests.conftest import ROOT
 
 REFERENCE = (ROOT / "solutions/attention.py").read_text()

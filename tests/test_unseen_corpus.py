@@ -1,5 +1,5 @@
-"""The held-out corpora's shape (``tests/corpus_unseen``, ``tests/corpus_fresh``): what bench/diagnosis.py relies
-on, never its verdicts.
+"""The held-out corpora's shape (``tests/corpus_unseen``, ``tests/corpus_fresh``, ``tests/corpus_kept``): what
+bench/diagnosis.py relies on, never its verdicts.
 
 Only the bench grades these files (the corpus is held out from the diagnosis's own tests); here we check
 that each one is well formed: a label, and for a bug file one definition over a correct base.
@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-FILES = sorted(HERE.glob("corpus_unseen/*/*.py")) + sorted(HERE.glob("corpus_fresh/*/*.py"))
+CORPORA = ("corpus_unseen", "corpus_fresh", "corpus_kept")
+FILES = [path for corpus in CORPORA for path in sorted(HERE.glob(f"{corpus}/*/*.py"))]
 CONTRACTS = {  # an assignment's folder -> the names a whole submission defines
     "attention": {"attention_scores", "scale_scores", "causal_mask", "apply_mask", "softmax", "mix_values", "attention",
                   "bag_of_past", "split_heads", "merge_heads", "multi_head_attention", "attention_entropy"},
@@ -27,7 +28,7 @@ def header(path: Path) -> dict[str, str]:
     return dict(re.findall(r"^# (source|exercise|accept|why|base): (.*)$", path.read_text(encoding="utf-8"), re.M))
 
 
-@pytest.mark.parametrize(("corpus", "least"), [("corpus_unseen", 50), ("corpus_fresh", 50)])
+@pytest.mark.parametrize(("corpus", "least"), [("corpus_unseen", 50), ("corpus_fresh", 50), ("corpus_kept", 50)])
 def test_the_corpus_is_there(corpus, least):
     assert len([f for f in FILES if f.parent.parent.name == corpus]) >= least
 

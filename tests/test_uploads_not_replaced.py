@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from grader import links
-from grader.batch import intake, unzip
+from grader.batch import intake
+from grader.coursedata import unzip
 from tests.conftest import ROOT
 
 REAL = "# alice's own work\ndef softmax(x):\n    return x\n"

@@ -1,7 +1,7 @@
-"""``grader new-exercise NAME --assignment ID --like EXISTING``: every placeholder of a new exercise.
+"""``grader new-exercise NAME --assignment ID --like EXISTING [--signature SIG]``: every placeholder of a new exercise.
 
-Modelled on an existing exercise (its signature, its shared checks and their points, its ``returns``
-and gradient inputs), it writes, and refuses to overwrite:
+Modelled on an existing exercise (its shared checks and their points; its signature, ``returns`` and gradient
+inputs where they fit), it writes, and refuses to overwrite:
 
 * the stub in the assignment's ``exercises/`` file and the reference in ``solutions/`` (raising, so every
   check of the exercise fails until the reference is written);
@@ -11,6 +11,11 @@ and gradient inputs), it writes, and refuses to overwrite:
 * a mutant in ``tests/corpus/<assignment>/mutants/``, a catalogue entry in
   ``grader/diagnosis/catalogue/<assignment>/``, a lesson step in ``grader/release/lesson/``, the contract row in
   ``docs/CONTRACT.md`` and a clause row in ``docs/contract-clauses.yaml``.
+
+``--signature "q_new: torch.Tensor, k_cache: torch.Tensor -> torch.Tensor"`` gives a function its own
+parameters and return annotation; then only what fits them is copied from the model: its ``returns`` names
+where the new return is a tuple of as many, its gradient inputs that are among the new parameters (a tuple of
+another length, or none fitting, is a placeholder to fill). Without it, the model's signature is copied whole.
 
 Every placeholder carries ``MARKER``; ``grader.authoring.completeness.missing`` lists each one still there,
 with the rest of what the exercise lacks (docs/adding-an-exercise.md).
@@ -60,6 +65,27 @@ def _signature(source: str, node: ast.FunctionDef | ast.ClassDef, name: str) -> 
     return re.sub(rf"^(def|class) {re.escape(node.name)}\b", rf"\1 {name}", header.rstrip())
 
 
+def given_signature(text: str, name: str) -> tuple[str, ast.FunctionDef]:
+    """``--signature``'s ``PARAMS -> RETURN`` (or just ``PARAMS``) as a ``def`` line, and its parsed node."""
+    params, arrow, returned = text.partition("->")
+    header = f"def {name}({params.strip().removeprefix('(').removesuffix(')')})" + (
+        f" -> {returned.strip()}:" if arrow else ":")
+    try:
+        node = ast.parse(header + "\n    pass\n").body[0]
+    except SyntaxError as exc:
+        raise AuthoringError(f"--signature {text!r} is not a parameter list (and return annotation): {exc.msg}") from None
+    assert isinstance(node, ast.FunctionDef)
+    return header, node
+
+
+def returned_count(node: ast.FunctionDef) -> int | None:
+    """How many values a ``-> tuple[A, B]`` annotation returns; None for one value (or no annotation)."""
+    ann = node.returns
+    if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id in ("tuple", "Tuple"):
+        return len(ann.slice.elts) if isinstance(ann.slice, ast.Tuple) else 1
+    return None
+
+
 def call_signature(node: ast.FunctionDef) -> str:
     """The parameters as the contract row spells them, defaults kept and annotations dropped:
     ``T, device=None`` for ``def causal_mask(T: int, device: torch.device | None = None)``."""
@@ -104,7 +130,7 @@ def _shared_checks(checks_dir: Path) -> set[str]:
     return names
 
 
-def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[Written]:
+def new_exercise(name: str, assignment_id: str, like: str, root: Path, signature_text: str | None = None) -> list[Written]:
     """Write every placeholder of exercise ``name`` under the course repository ``root``; raises AuthoringError."""
     if not name.isidentifier() or keyword.iskeyword(name):
         raise AuthoringError(f"{name!r} is not a Python identifier: an exercise is named like a function or a class")
@@ -158,7 +184,13 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
     if conftest_path.is_file() and f'"{name}":' in conftest_path.read_text(encoding="utf-8"):
         raise AuthoringError(f"{conftest_path} already has inputs for {name!r} (nothing written)")
     shared = _shared_checks(checks_dir)
-    signature = _signature(stub_src, like_stub, name)
+    if signature_text is not None and is_class:
+        raise AuthoringError(f"--signature is for a function; {like!r} is a class (its constructor is copied)")
+    if signature_text is None:
+        signature, shape = _signature(stub_src, like_stub, name), like_stub
+    else:
+        signature, shape = given_signature(signature_text, name)
+    returns, gradient_inputs = _what_fits(model, like_stub, shape)
     written: list[Written] = []
 
     # 1. The stub and the reference.
@@ -178,10 +210,11 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
     a_start = next(i for i, line in enumerate(lines) if line.rstrip() == f"  {assignment_id}:")
     a_end = _block_end(lines, a_start, 2)
     entry = [f"      {name}:", f'        purpose: "{MARKER}: what {name} gives, in the lesson\'s words"']
-    if model.returns != ("output",):
-        entry.append(f"        returns: [{', '.join(model.returns)}]")
-    if model.gradient_inputs:
-        entry.append(f"        gradient_inputs: [{', '.join(map(str, model.gradient_inputs))}]  # {MARKER}: "
+    if returns:
+        unnamed = f"  # {MARKER}: name each value {name} returns, in order" if returns[0] == "value_0" else ""
+        entry.append(f"        returns: [{', '.join(returns)}]{unnamed}")
+    if gradient_inputs:
+        entry.append(f"        gradient_inputs: [{', '.join(map(str, gradient_inputs))}]  # {MARKER}: "
                      f"{name}'s differentiable arguments (copied from {like})")
     entry.append("        checks:")
     m_start = next(i for i in range(a_start, a_end) if lines[i].rstrip() == f"      {like}:")
@@ -266,7 +299,7 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
                 f"{indent}{int(number) + 1}. `{name}`: {MARKER}: what this step adds, in the lesson's words"]
     lesson.write_text("\n".join(llines), encoding="utf-8")
     written.append(Written(lesson, f"the lesson step of {name} and its line in the intro's list of steps"))
-    row = f"| `{name}({call_signature(like_stub)})` | {MARKER}: its inputs | {MARKER}: what it returns |" \
+    row = f"| `{name}({call_signature(shape)})` | {MARKER}: its inputs | {MARKER}: what it returns |" \
         if not is_class else f"| `{name}(nn.Module)` | {MARKER}: its constructor | {MARKER}: its contract |"
     clines = contract.read_text(encoding="utf-8").split("\n")
     heading = next((i for i, line in enumerate(clines) if line.startswith(f"## Assignment `{assignment_id}`")), None)
@@ -285,7 +318,26 @@ def new_exercise(name: str, assignment_id: str, like: str, root: Path) -> list[W
     return written
 
 
-def command(name: str, assignment_id: str, like: str, root: Path | None = None) -> int:
+def _what_fits(model: object, like: ast.FunctionDef | ast.ClassDef, new: ast.FunctionDef | ast.ClassDef
+               ) -> tuple[list[str], list[int]]:
+    """The model's ``returns`` names and gradient inputs that fit the new signature: the names where it returns a
+    tuple of as many values (placeholders for another count; none for one value), the gradient inputs that index
+    its parameters."""
+    if new is like:
+        return ([] if model.returns == ("output",) else list(model.returns)), list(model.gradient_inputs)
+    assert isinstance(new, ast.FunctionDef)
+    count = returned_count(new)
+    if count is None:
+        returns: list[str] = []
+    elif count == len(model.returns):
+        returns = list(model.returns)
+    else:
+        returns = [f"value_{i}" for i in range(count)]  # named by the author: the line carries MARKER
+    params = len(new.args.posonlyargs + new.args.args)
+    return returns, [i for i in model.gradient_inputs if i < params]
+
+
+def command(name: str, assignment_id: str, like: str, root: Path | None = None, signature: str | None = None) -> int:
     """``grader new-exercise``: the files written, then what is left to fill; one line and 2 on bad input."""
     import sys
 
@@ -293,7 +345,7 @@ def command(name: str, assignment_id: str, like: str, root: Path | None = None) 
 
     root = root or COURSE_ROOT
     try:
-        written = new_exercise(name, assignment_id, like, root)
+        written = new_exercise(name, assignment_id, like, root, signature)
     except AuthoringError as exc:
         sys.stderr.write(f"grader: {exc}\n")
         return 2

@@ -1,8 +1,8 @@
 """``grader grade-all`` and ``grader merge``: a whole class through warm grader processes, resumable,
 nothing lost.
 
-The flow, one module each: ``intake`` (with ``lms``, ``roster``) finds who submitted what -> ``run``
-plans (shard, roster, what is unchanged since the last run: ``layout``'s records and card key) ->
+The flow, one module each: ``intake`` (on ``grader.coursedata``'s ``lms``, ``roster``) finds who
+submitted what -> ``run`` plans (shard, roster, what is unchanged since the last run: ``layout``'s records and card key) ->
 ``pool`` grades in ``--jobs`` grader processes -> each card made ``final`` as it arrives (the staff
 ``overrides``, then the late policy: one stage), then written with its record and ``reports``, once ->
 ``changes`` since the last run -> ``outputs``: the gradebook, ``summary``, the ``cohort`` views

@@ -3,7 +3,7 @@
 ``SUBMISSIONS`` is a folder, or a ``.zip`` of one. A zip whose members all sit
 under one top folder is read from inside that folder. Its layout (Canvas,
 Gradescope, Moodle, GitHub Classroom or a folder per student) is recognised or
-given (``--layout``); ``grader.batch.lms`` reads each one and says where each format
+given (``--layout``); ``grader.coursedata.lms`` reads each one and says where each format
 was taken from. The rule for a plain folder (also in the README):
 
 * Each entry at the top of that folder is one student:
@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import links
-from grader.batch import lms, unzip
-from grader.batch.lms_files import NotGraded
+from grader.coursedata import lms, unzip
+from grader.coursedata.lms_files import NotGraded
 from grader.links import Link
-from grader.batch.roster import RosterEntry
+from grader.coursedata.roster import RosterEntry
 from grader.words import count, plural
 
 SUFFIXES = lms.SUFFIXES
@@ -183,7 +183,7 @@ def _lms_root(root: Path) -> Path:
 
 
 def _unpack(submissions: Path, unpack_to: Path) -> unzip.Unpacked | None:
-    """A zip unpacked into ``unpack_to`` member by member (``grader.batch.unzip``); None for a folder."""
+    """A zip unpacked into ``unpack_to`` member by member (``grader.coursedata.unzip``); None for a folder."""
     if submissions.is_dir():
         return None
     if not submissions.exists():
@@ -211,7 +211,7 @@ def _under_root(parts: tuple[str, ...], root: Path, unpack_to: Path) -> tuple[st
 
 def _linked(root: Path, unpack_to: Path, unpacked: unzip.Unpacked | None) -> dict[str, list[Link]]:
     """Every symbolic link in the class, by the top-level entry it is in or is (``grader.links``): the
-    layout reader (``grader.batch.lms``) gives whoever that entry belongs to an error row naming the link, and
+    layout reader (``grader.coursedata.lms``) gives whoever that entry belongs to an error row naming the link, and
     reads nothing of it. Links under ignored names are never read, so skipped."""
     if unpacked is None:
         found = [(tuple(link.path.split("/")), link) for link in links.find_links(root, skip=lms.ignored)]
@@ -227,7 +227,7 @@ def _linked(root: Path, unpack_to: Path, unpacked: unzip.Unpacked | None) -> dic
 
 
 def _clashed(unpacked: unzip.Unpacked | None, root: Path, unpack_to: Path) -> dict[str, tuple[str, str]]:
-    """The top-level entries where zip members clashed (``grader.batch.unzip``): whoever they belong to
+    """The top-level entries where zip members clashed (``grader.coursedata.unzip``): whoever they belong to
     gets an error row saying so, as nothing of what clashed was unpacked."""
     clashed: dict[str, tuple[str, str]] = {}
     for parts, why in (unpacked.clashes.items() if unpacked else ()):

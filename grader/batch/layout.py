@@ -1,5 +1,8 @@
 """Where grade-all keeps its files under ``--out`` (``Layout``), the per-student records that make a
-re-run resume, and the card key (``fingerprint``) that decides who is graded again."""
+re-run resume, and the card key (``fingerprint``) that decides who is graded again.
+
+``read_folder`` is how ``grader export canvas|moodle FOLDER`` reads such a folder: the CLI hands it to
+``grader.export.command``, which imports nothing of the batch (the batch stands on export's rows)."""
 
 from __future__ import annotations
 
@@ -124,3 +127,28 @@ def read_record(layout: Layout, student: str) -> tuple[Row, str] | None:
 
 def record_key(sha256: str, fp: str) -> str:
     return f"{sha256}:{fp}"
+
+
+class UnreadableFolder(ValueError):
+    """A folder that is not grade-all's output, or one of whose records cannot be read (one line)."""
+
+
+def read_folder(folder: Path) -> tuple[list[Row], str]:
+    """Every student's row of a grade-all output folder (its records, ``error`` and ``missing`` rows
+    included, which cards alone cannot tell) and its assignment id: ``batch.json``'s once a run
+    finished, else the folder's name."""
+    layout = Layout(folder)
+    records = sorted(layout.records.glob("*.json"))
+    if not records:
+        raise UnreadableFolder(f"{folder} is not a grade-all output folder (no records/*.json)")
+    rows = []
+    for record in records:
+        found = read_record(layout, record.stem)
+        if found is None:
+            raise UnreadableFolder(f"{record}: unreadable record; run grade-all there again")
+        rows.append(found[0])
+    try:
+        assignment = str(json.loads(layout.manifest.read_text(encoding="utf-8"))["assignment"])
+    except (OSError, ValueError, KeyError, TypeError):
+        assignment = folder.name
+    return rows, assignment

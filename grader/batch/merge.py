@@ -12,7 +12,7 @@ from grader import files
 from grader.batch import cohort, final, overrides, similarity
 from grader.export.gradebook import Row
 from grader.batch.layout import Layout, read_record, write_record
-from grader.batch.lms_files import NotGraded
+from grader.coursedata.lms_files import NotGraded
 from grader.batch.outputs import write_outputs
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from grader import files
 from grader.batch import cohort, similarity, summary
-from grader.batch.lms_files import NotGraded
+from grader.coursedata.lms_files import NotGraded
 from grader.export import gradebook_csv
 from grader.export.gradebook import Row
 from grader.version import __version__

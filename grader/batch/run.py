@@ -32,7 +32,7 @@ from grader.batch import changes, cohort, fallbacks, final, intake, overrides, s
 from grader.config import AssignmentConfig
 from grader.export.gradebook import Row
 from grader.batch.progress import Progress
-from grader.batch.roster import RosterEntry
+from grader.coursedata.roster import RosterEntry
 from grader.scorecard import Scorecard
 from grader.batch.layout import Layout, record_key, fingerprint, read_record, write_record
 from grader.batch.pool import BatchStopped, GraderPool
@@ -53,9 +53,9 @@ class BatchOptions:
     similarity_threshold: float = similarity.DEFAULT_THRESHOLD  # similarity.json lists pairs scoring this or more
     report: str | None = None  # "html": a feedback page per student, reports/<student>.html
     view: str = "student"  # what those pages show (grader.export.html.VIEWS)
-    layout: str | None = None  # how SUBMISSIONS is laid out (grader.batch.lms.LAYOUTS); None: recognised
+    layout: str | None = None  # how SUBMISSIONS is laid out (grader.coursedata.lms.LAYOUTS); None: recognised
     say: Callable[[str], None] | None = None  # told, once SUBMISSIONS is read: the layout and what it lacked
-    roster_line: str = ""  # said first then: which roster layout and id column (grader.batch.roster.Roster.line)
+    roster_line: str = ""  # said first then: which roster layout and id column (grader.coursedata.roster.Roster.line)
     dry_run: bool = False  # grade in a scratch copy of --out: only ``BatchResult.changes``, nothing written in --out
     # The late policy's inputs (grader.deadlines; the policy itself is the assignment's ``deadline``):
     # submission times from --submitted-at-csv (per student) and --submitted-at (everyone), which win over
@@ -277,7 +277,9 @@ def _run(todo: list[tuple[intake.Handin, str]], options: BatchOptions, assignmen
     stop: list[int] = []
     entries = {e.student: (e, sha) for e, sha in todo}
     pending = list(reversed(todo))
-    previous = {s: signal.signal(s, lambda signum, _: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    # A signal the batch was started with ignored (a job a shell started in the background) stays ignored.
+    previous = {s: signal.signal(s, lambda signum, _: stop.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)
+                if signal.getsignal(s) is not signal.SIG_IGN}
     pool = None
     beside = threading.Thread(target=meanwhile, name="grader-batch-meanwhile")
     beside.start()

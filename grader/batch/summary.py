@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from grader.batch.lms_files import NotGraded
+from grader.coursedata.lms_files import NotGraded
 from grader.export.gradebook import ROW_STATUSES, Row
 
 HISTOGRAM_BINS = 10

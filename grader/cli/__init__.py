@@ -1,39 +1,45 @@
 """Command line: a thin layer over ``grader.api``, ``grader.batch`` and ``grader.export``, and the only
 place that exits (every status: ``grader.exits``).
 
-``parser`` holds the verbs and their flags; ``grading`` the grading verbs (grade, check, grade-all,
-merge, override); ``course`` the course staff's others (release, keygen, gradescope, export, ci,
-new-exercise); ``shared`` what they share. ``python -m grader.cli`` runs it too.
+``commands`` runs one command line (``main``); ``parser`` holds the verbs and their flags; ``grading`` the
+grading verbs (grade, check, grade-all, merge, override); ``course`` the course staff's others (release,
+keygen, gradescope, export, ci, new-exercise); ``shared`` what they share. ``python -m grader.cli`` runs it too.
+
+This module imports nothing of the grader's at its top: the console entry point (``run``) is in place, and
+catches a Ctrl-C, before the first of the command's imports starts (they take seconds on a busy machine,
+and a Ctrl-C among them must still be one line and exit 130, not a traceback).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+from typing import Any
 
-from grader.cli.course import cmd_ci, cmd_export, cmd_gradescope, cmd_keygen, cmd_new_exercise, cmd_release
-from grader.cli.grading import cmd_check, cmd_grade, cmd_grade_all, cmd_merge, cmd_override
-from grader.cli.parser import REPORT_FORMATS, REPORT_VIEWS, build_parser  # noqa: F401 - the CLI's API
-from grader.cli.shared import fail
-from grader.exits import EXIT_STOPPED
+LAZY = {"COMMANDS": "grader.cli.commands", "build_parser": "grader.cli.parser",
+        "REPORT_FORMATS": "grader.cli.parser", "REPORT_VIEWS": "grader.cli.parser"}  # the CLI's API, read on use
 
-COMMANDS = {"grade": cmd_grade, "grade-all": cmd_grade_all, "check": cmd_check, "release": cmd_release,
-            "keygen": cmd_keygen, "gradescope": cmd_gradescope, "merge": cmd_merge, "export": cmd_export,
-            "override": cmd_override, "ci": cmd_ci, "new-exercise": cmd_new_exercise}
+
+def __getattr__(name: str) -> Any:
+    if name in LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
-    """Run one command; returns its exit status. ``own_process``: this process is the command's alone
-    (the console entry point), so it may end early (a config problem found while torch loads); a caller
-    in-process (a test, a library) always gets the status back."""
-    args = build_parser().parse_args(argv)
-    args.own_process = own_process
-    return COMMANDS[args.command](args)
+    """Run one command; returns its exit status (``grader.cli.commands.main``)."""
+    from grader.cli.commands import main as run_command
+
+    return run_command(argv, own_process=own_process)
 
 
 def run() -> None:
     """The console entry point: exit without tearing torch's modules down (~0.5 s); Ctrl-C is one line and
-    exit 130, whenever it comes.
+    exit 130, whenever it comes: during the command's imports too. A SIGINT the process was started with
+    ignored (a job started in the background by a shell) stays ignored.
 
     Everything the command writes is closed and flushed by then, and its
     worker server has exited; only the interpreter's own clean-up is skipped.
@@ -41,7 +47,11 @@ def run() -> None:
     try:
         code = main(own_process=True)
     except KeyboardInterrupt:  # Ctrl-C where no command stops on its own (grade-all does): one line, no traceback
-        code = fail("interrupted", EXIT_STOPPED)
+        from grader.exits import EXIT_STOPPED
+
+        sys.stderr.write("grader: interrupted\n")
+        code = EXIT_STOPPED
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command is over: a late Ctrl-C must not break the exit
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -6,10 +6,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.exits import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_OK
 from grader.cli.shared import fail, guarded, missing_module, chosen_view
 from grader.words import count
+
+if TYPE_CHECKING:
+    from grader.export.gradebook import Row
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -77,11 +81,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     if (view := chosen_view(args, args.format in ("html", "pytest-json"))) is None:
         return EXIT_BAD_INPUT
     from grader.export import command as exports
-    from grader.batch.roster import RosterError
+    from grader.coursedata.roster import RosterError
 
     try:
         notes = exports.export(args.format, args.cards, args.out, roster=args.roster, title=args.title, view=view,
-                               config=args.config, worksheet=args.worksheet, scale=args.scale)
+                               config=args.config, worksheet=args.worksheet, scale=args.scale,
+                               grade_all=_grade_all_folder)
     except (exports.ExportError, RosterError) as exc:
         return fail(str(exc))
     except OSError as exc:
@@ -89,6 +94,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     for note in notes:  # canvas, moodle: who the file leaves as the LMS has them (an error is no grade), and why
         sys.stderr.write(f"grader: {note}\n")
     return EXIT_OK
+
+
+def _grade_all_folder(folder: Path) -> tuple[list[Row], str]:
+    """A grade-all output folder's rows and assignment, for ``export canvas|moodle FOLDER``. Export imports
+    nothing of the batch (the batch stands on it): the CLI, above both, hands it the batch's reader. The
+    batch's modules load here, on first use: the other formats never need them."""
+    from grader.batch.layout import read_folder
+
+    return read_folder(folder)
 
 
 def cmd_ci(args: argparse.Namespace) -> int:
@@ -111,4 +125,4 @@ def cmd_ci(args: argparse.Namespace) -> int:
 def cmd_new_exercise(args: argparse.Namespace) -> int:
     from grader.authoring import new_exercise
 
-    return new_exercise.command(args.name, args.assignment, args.like)
+    return new_exercise.command(args.name, args.assignment, args.like, signature=args.signature)

@@ -152,7 +152,7 @@ def _grade_all(args: argparse.Namespace) -> int:
     from grader.batch.run import BatchOptions, grade_all
     from grader.config import DEFAULT_CONFIG, ConfigError, load_config
     from grader.batch.progress import Progress
-    from grader.batch.roster import RosterError, load_roster
+    from grader.coursedata.roster import RosterError, load_roster
 
     try:
         config_path = args.config or DEFAULT_CONFIG

@@ -12,7 +12,7 @@ from grader.deadlines import EXTENSION_COLUMNS, EXTENSION_MOVES
 from grader.exits import EXIT_BAD_INPUT
 
 
-LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.batch.lms.LAYOUTS (not imported: PyYAML)
+LMS_LAYOUTS = ("canvas", "gradescope", "moodle", "classroom", "folders")  # grader.coursedata.lms.LAYOUTS (not imported: PyYAML)
 
 
 EXPORT_FORMATS = ("gradebook", "canvas", "moodle", "junit", "gradescope", "html", "pytest-json")
@@ -224,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("name", help="the new function's (or class's) name, a Python identifier")
     n.add_argument("--assignment", required=True)
     n.add_argument("--like", required=True, help="the existing exercise whose signature and shared checks it copies")
+    n.add_argument("--signature", help='a function\'s own parameters and return annotation, e.g. "q_new: torch.Tensor, '
+                                       'k_cache: torch.Tensor -> torch.Tensor" (default: the --like exercise\'s); then '
+                                       'only what fits it is copied')
     return parser
 
 

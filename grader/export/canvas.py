@@ -49,7 +49,7 @@ from pathlib import Path
 from grader.export.gradebook_csv import format_number
 from grader.files import write_atomically
 from grader.export.gradebook import Row
-from grader.batch.roster import RosterEntry
+from grader.coursedata.roster import RosterEntry
 
 STUDENT_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 POINTS_POSSIBLE = "Points Possible"

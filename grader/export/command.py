@@ -14,9 +14,15 @@ the command can name them.
 
 ``moodle`` takes cards or a grade-all folder the same way, and the instructor's
 grading worksheet (``--worksheet``): it writes the worksheet back with the
-graded students' grades and comments (``moodle.py``, ``moodle_plan.py``).
+graded students' grades and comments (``moodle.py``, ``moodle_plan.py``;
+the worksheet file itself: ``grader/coursedata/moodle_worksheet.py``).
 ``export`` returns the lines the command prints on stderr: who was left out,
 and why.
+
+A grade-all folder is the batch's output, and the batch stands on this package
+(its gradebook rows): so the caller passes the folder's reader (``grade_all``;
+the CLI gives ``grader.batch.layout.read_folder``) and nothing here imports
+``grader.batch``. Without a reader a folder is refused.
 """
 
 from __future__ import annotations
@@ -26,15 +32,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Callable
 
-from grader.export import canvas, gradebook_csv, gradescope, html, junit, moodle
+from grader.coursedata import moodle_worksheet
+from grader.export import canvas, gradebook_csv, gradescope, html, junit
 from grader.export.gradebook import Row, exercise_scores, row_from_card
-from grader.batch.roster import read_roster
+from grader.coursedata.roster import read_roster
 from grader.scorecard import Scorecard
 from grader.words import count
 
 
 class ExportError(Exception):
     """Cards that cannot be exported as asked (one line; the CLI's exit 2)."""
+
+
+GradeAllReader = Callable[[Path], tuple[list[Row], str]]
+"""A grade-all output folder -> every student's row and the assignment id; raises ``ValueError`` (one line)
+when the folder is not one or cannot be read."""
 
 
 def load_cards(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
@@ -56,7 +68,7 @@ def load_cards(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
 
 def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | None = None,
            title: str | None = None, view: str = "student", config: Path | None = None,
-           worksheet: Path | None = None, scale: bool = False) -> list[str]:
+           worksheet: Path | None = None, scale: bool = False, grade_all: GradeAllReader | None = None) -> list[str]:
     """Write ``card_paths`` as ``fmt`` to ``out`` (html and pytest-json: a folder, one file per card).
 
     Returns lines for the command to print on stderr: the students a canvas or moodle file leaves as the
@@ -67,10 +79,10 @@ def export(fmt: str, card_paths: Sequence[Path], out: Path, *, roster: Path | No
         if fmt not in ("canvas", "moodle") or len(card_paths) != 1:
             raise ExportError(f"{folders[0]} is a folder: only canvas and moodle take a grade-all output folder "
                               "(alone); give the other formats card files")
+        rows, assignment = batch_rows(folders[0], grade_all)
         if fmt == "moodle":
-            rows = batch_rows(folders[0])
             return export_moodle(rows, batch_cards(folders[0], rows), out, worksheet, scale)
-        return _canvas_notes(export_canvas_from_batch(folders[0], out, roster, title))
+        return _canvas_notes(export_canvas_from_batch(folders[0], rows, assignment, out, roster, title))
     cards = load_cards(card_paths)
     if fmt == "moodle":
         rows = [row_from_card(student, card, card.submission.file, str(path))
@@ -146,8 +158,8 @@ def export_moodle(rows: Sequence[Row], cards: dict[str, Scorecard], out: Path, w
         raise ExportError("moodle: --worksheet is needed (the assignment's grading worksheet, downloaded from "
                           "View all submissions -> Download grading worksheet)")
     try:
-        return moodle_plan.upload(moodle.read_worksheet(worksheet), rows, cards, out, scale)
-    except (moodle.WorksheetError, moodle_plan.PlanError) as exc:
+        return moodle_plan.upload(moodle_worksheet.read_worksheet(worksheet), rows, cards, out, scale)
+    except (moodle_worksheet.WorksheetError, moodle_plan.PlanError) as exc:
         raise ExportError(f"moodle: {exc}") from None
 
 
@@ -161,38 +173,23 @@ def batch_cards(folder: Path, rows: Sequence[Row]) -> dict[str, Scorecard]:
     return cards
 
 
-def export_canvas_from_batch(folder: Path, out: Path, roster: Path | None, title: str | None) -> list[Row]:
+def export_canvas_from_batch(folder: Path, rows: Sequence[Row], assignment: str, out: Path, roster: Path | None,
+                             title: str | None) -> list[Row]:
     """Canvas from a grade-all folder's records: every student's row, errors included."""
-    rows = batch_rows(folder)
     graded = [r for r in rows if r.status == "graded" and r.max_score is not None]
     if not graded:
         raise ExportError(f"canvas: {folder} has no graded student: nothing to give Canvas points possible from")
-    assignment = _batch_assignment(folder)
     return write_canvas(rows, out, roster, title or assignment, max(r.max_score or 0.0 for r in graded))
 
 
-def batch_rows(folder: Path) -> list[Row]:
-    """Every row of a grade-all output folder (``records/<student>.json``, as ``grader.batch`` writes them)."""
-    from grader.batch.layout import Layout, read_record  # not at import: the other formats never need the batch's modules
-
-    records = sorted((folder / "records").glob("*.json"))
-    if not records:
-        raise ExportError(f"{folder} is not a grade-all output folder (no records/*.json)")
-    rows = []
-    for record in records:
-        found = read_record(Layout(folder), record.stem)
-        if found is None:
-            raise ExportError(f"{record}: unreadable record; run grade-all there again")
-        rows.append(found[0])
-    return rows
-
-
-def _batch_assignment(folder: Path) -> str:
-    """The assignment id grade-all recorded (batch.json, once a run finished), else the folder's name."""
+def batch_rows(folder: Path, grade_all: GradeAllReader | None) -> tuple[list[Row], str]:
+    """Every row of a grade-all output folder and its assignment, read by the caller's ``grade_all``."""
+    if grade_all is None:
+        raise ExportError(f"{folder} is a folder, and this caller reads no grade-all output folder; give card files")
     try:
-        return str(json.loads((folder / "batch.json").read_text(encoding="utf-8"))["assignment"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return folder.name
+        return grade_all(folder)
+    except ValueError as exc:
+        raise ExportError(str(exc)) from None
 
 
 def write_pytest_reports(cards: Sequence[tuple[str, Scorecard]], out: Path, view: str) -> None:

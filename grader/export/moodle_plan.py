@@ -2,10 +2,10 @@
 
 A worksheet row is a student of GRADED when the student's id is the one
 grade-all gives that row when the worksheet is its roster (``ID number``, else
-``Username``, else ``Email address``: ``grader.batch.roster``), or when the
+``Username``, else ``Email address``: ``grader.coursedata.roster``), or when the
 student's file came from that participant's folder of Moodle's "Download all
 submissions" (``Jane Doe_1234567_assignsubmission_file_/``: the participant id
-is in the name, ``grader.batch.lms_readers``). Only ``graded`` students get a
+is in the name, ``grader.coursedata.lms_readers``). Only ``graded`` students get a
 grade; ``error`` and ``missing`` students, and rows GRADED does not know, are
 left as Moodle wrote them, and every one of them is named in a note (the
 command prints the notes on stderr), as is a graded student the worksheet
@@ -23,8 +23,9 @@ import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from grader.batch.lms_readers import MOODLE_ENTRY
-from grader.batch.roster import RosterError, load_roster
+from grader.coursedata.lms_readers import MOODLE_ENTRY
+from grader.coursedata.roster import RosterError, load_roster
+from grader.coursedata import moodle_worksheet as worksheet
 from grader.export import moodle, views
 from grader.export.gradebook import Row, zero_reason
 from grader.export.gradebook_csv import format_number
@@ -39,7 +40,7 @@ class PlanError(ValueError):
     """GRADED and the worksheet cannot be put together (one line)."""
 
 
-def upload(sheet: moodle.Worksheet, rows: Sequence[Row], cards: Mapping[str, Scorecard], out: Path,
+def upload(sheet: worksheet.Worksheet, rows: Sequence[Row], cards: Mapping[str, Scorecard], out: Path,
            scale: bool = False) -> list[str]:
     """Write the filled worksheet to ``out``; the notes for stderr, one line each."""
     matched = participants(sheet, rows)
@@ -52,11 +53,11 @@ def upload(sheet: moodle.Worksheet, rows: Sequence[Row], cards: Mapping[str, Sco
                         "Username or Email address, or by the participant id of a Moodle download): is it this "
                         "assignment's worksheet?")
     filled, locked = moodle.fill(sheet, grades)
-    moodle.write(sheet, filled, out)
+    worksheet.write(sheet, filled, out)
     return _notes(sheet, rows, matched, grades, locked)
 
 
-def participants(sheet: moodle.Worksheet, rows: Sequence[Row]) -> dict[str, Row]:
+def participants(sheet: worksheet.Worksheet, rows: Sequence[Row]) -> dict[str, Row]:
     """Participant id -> GRADED's row, for the worksheet's participants GRADED knows."""
     on_sheet = {sheet.participant(r) for r in sheet.rows}
     by_student = {r.student: r for r in rows}
@@ -118,7 +119,7 @@ def top_diagnosis(card: Scorecard) -> str:
     return f"{named[0].exercise}: {named[0].text}" if named else ""
 
 
-def _notes(sheet: moodle.Worksheet, rows: Sequence[Row], matched: Mapping[str, Row], grades: Mapping[str, moodle.Grade],
+def _notes(sheet: worksheet.Worksheet, rows: Sequence[Row], matched: Mapping[str, Row], grades: Mapping[str, moodle.Grade],
            locked: Sequence[str]) -> list[str]:
     """What the upload leaves as Moodle had it, and what it replaces, in lines for stderr."""
     by_pid = {sheet.participant(r): r for r in sheet.rows}
@@ -145,25 +146,25 @@ def _notes(sheet: moodle.Worksheet, rows: Sequence[Row], matched: Mapping[str, R
     replaced = _replaced(sheet, by_pid, matched, grades, locked)
     if replaced:
         notes.append(f"moodle: {count(len(replaced), 'grade')} already on the worksheet replaced: {', '.join(replaced)}")
-    if sheet.index(moodle.FEEDBACK) is None:
-        notes.append(f"moodle: the worksheet has no {moodle.FEEDBACK!r} column (feedback comments are off for this "
+    if sheet.index(worksheet.FEEDBACK) is None:
+        notes.append(f"moodle: the worksheet has no {worksheet.FEEDBACK!r} column (feedback comments are off for this "
                      "assignment): grades only")
     if sheet.delimiter != ",":
-        notes.append(f"moodle: the worksheet is {moodle.DELIMITERS[sheet.delimiter]}-separated: choose that "
+        notes.append(f"moodle: the worksheet is {worksheet.DELIMITERS[sheet.delimiter]}-separated: choose that "
                      "separator in Moodle's upload form")
     return notes
 
 
 
-def _replaced(sheet: moodle.Worksheet, by_pid: Mapping[str, tuple[str, ...]], matched: Mapping[str, Row],
+def _replaced(sheet: worksheet.Worksheet, by_pid: Mapping[str, tuple[str, ...]], matched: Mapping[str, Row],
               grades: Mapping[str, moodle.Grade], locked: Sequence[str]) -> list[str]:
     """``bob (6.00 -> 7.5)`` for every row whose grade on the worksheet our upload changes."""
-    at = sheet.header.index(moodle.GRADE)
+    at = sheet.header.index(worksheet.GRADE)
     out = []
     for pid, grade in grades.items():
         before = by_pid[pid][at].strip()
         if pid in locked or not before:
             continue
-        if moodle.parse_number(before) != grade.points:
+        if worksheet.parse_number(before) != grade.points:
             out.append(f"{matched[pid].student} ({before} -> {format_number(grade.points)})")
     return out

@@ -5,5 +5,31 @@
 # diagnosis: head_dropout_always_on_fixed
 # nondeterministic: true
 # why: the head drops its weights with F.dropout(wei, p=0.1, training=True): its dropout argument and eval mode are both ignored, so every call draws new noise; only the checks of dropout and of the output in eval mode may fail, never causality, gradients, dtype, device or the gate
-# may_fail: *::test_output_matches_reference_for_any_length*, *::test_no_dropout_in_eval_mode*, *::test_no_dropout_at_rate_zero_in_training_mode*, *::test_dropout_drops_at_the_asked_rate*, MultiHeadAttention::test_dropout_reaches_the_heads
-# replace: wei = self.dropout(wei)  # active only in training mode ==> wei = nn.functional.dropout(wei, p=0.1, training=True)
+# may_fail: *::test_output_matches_reference_for_any_length*, *::test_no_dropout_in_eval_mode*, *::test_no_dropout_at_rate_zero_in_training_mode*, *::test_dropout_drops_at_the_asked_rate*, callers::test_dropout_reaches_the_heads
+
+# The reference's definition(s) with this case's change, whole: they replace the reference's.
+class SelfAttentionHead(nn.Module):
+    """One causal self-attention head: (B, T, d_model) -> (B, T, head_size)."""
+
+    def __init__(
+        self, d_model: int, head_size: int, context_length: int, dropout: float = 0.0
+    ) -> None:
+        super().__init__()
+        self.head_size = head_size
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+        # A buffer, not a plain attribute: .to() moves it and state_dict saves it.
+        self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q = self.query(x)  # (B, T, hs)
+        k = self.key(x)  # (B, T, hs)
+        v = self.value(x)  # (B, T, hs)
+        wei = q @ k.transpose(-2, -1) * self.head_size**-0.5  # (B, T, T)
+        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+        wei = torch.softmax(wei, dim=-1)
+        wei = nn.functional.dropout(wei, p=0.1, training=True)
+        return wei @ v

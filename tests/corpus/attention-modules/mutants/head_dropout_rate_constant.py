@@ -5,7 +5,7 @@
 # clause: SelfAttentionHead.dropout_rate
 # diagnosis: head_dropout_rate_fixed
 # why: the head builds nn.Dropout(0.1), a constant, whatever its dropout argument is
-# may_fail: *::test_no_dropout_at_rate_zero_in_training_mode*, *::test_dropout_drops_at_the_asked_rate*, MultiHeadAttention::test_dropout_reaches_the_heads
+# may_fail: *::test_no_dropout_at_rate_zero_in_training_mode*, *::test_dropout_drops_at_the_asked_rate*, callers::test_dropout_reaches_the_heads
 
 
 class SelfAttentionHead(nn.Module):

@@ -5,5 +5,31 @@
 # diagnosis: head_noise_in_forward
 # nondeterministic: true
 # why: forward adds torch.randn noise to its output on every call, in eval mode too; only the checks of eval mode and of the output may fail, never causality, gradients, dtype, device or the gate
-# may_fail: *::test_output_matches_reference_for_any_length*, *::test_no_dropout_in_eval_mode*, *::test_no_dropout_at_rate_zero_in_training_mode*, *::test_dropout_drops_at_the_asked_rate*, *::test_dropout_acts_on_the_weights, MultiHeadAttention::test_dropout_reaches_the_heads
-# replace: return wei @ v  # (B, T, hs) ==> return wei @ v + 0.01 * torch.randn_like(v)  # noise on every call
+# may_fail: *::test_output_matches_reference_for_any_length*, *::test_no_dropout_in_eval_mode*, *::test_no_dropout_at_rate_zero_in_training_mode*, *::test_dropout_drops_at_the_asked_rate*, *::test_dropout_acts_on_the_weights, callers::test_dropout_reaches_the_heads
+
+# The reference's definition(s) with this case's change, whole: they replace the reference's.
+class SelfAttentionHead(nn.Module):
+    """One causal self-attention head: (B, T, d_model) -> (B, T, head_size)."""
+
+    def __init__(
+        self, d_model: int, head_size: int, context_length: int, dropout: float = 0.0
+    ) -> None:
+        super().__init__()
+        self.head_size = head_size
+        self.query = nn.Linear(d_model, head_size, bias=False)
+        self.key = nn.Linear(d_model, head_size, bias=False)
+        self.value = nn.Linear(d_model, head_size, bias=False)
+        # A buffer, not a plain attribute: .to() moves it and state_dict saves it.
+        self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, C = x.shape
+        q = self.query(x)  # (B, T, hs)
+        k = self.key(x)  # (B, T, hs)
+        v = self.value(x)  # (B, T, hs)
+        wei = q @ k.transpose(-2, -1) * self.head_size**-0.5  # (B, T, T)
+        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))
+        wei = torch.softmax(wei, dim=-1)
+        wei = self.dropout(wei)  # active only in training mode
+        return wei @ v + 0.01 * torch.randn_like(v)

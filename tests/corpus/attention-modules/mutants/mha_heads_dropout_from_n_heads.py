@@ -5,4 +5,27 @@
 # diagnosis: mha_heads_dropout_from_n_heads
 # why: MultiHeadAttention builds its heads with a rate taken from another argument (1 / n_heads) instead of dropout
 # may_fail: MultiHeadAttention::test_dropout_drops_at_the_asked_rate*, MultiHeadAttention::test_no_dropout_at_rate_zero_in_training_mode*, MultiHeadAttention::test_dropout_reaches_the_heads
-# replace: SelfAttentionHead(d_model, head_size, context_length, dropout) ==> SelfAttentionHead(d_model, head_size, context_length, 1 / n_heads)
+
+# The reference's definition(s) with this case's change, whole: they replace the reference's.
+class MultiHeadAttention(nn.Module):
+    """n_heads heads side by side, concatenated and projected: (B, T, d_model) -> same."""
+
+    def __init__(
+        self, d_model: int, n_heads: int, context_length: int, dropout: float = 0.0
+    ) -> None:
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError(
+                f"MultiHeadAttention: d_model={d_model} is not divisible by n_heads={n_heads}"
+            )
+        head_size = d_model // n_heads
+        self.heads = nn.ModuleList(
+            SelfAttentionHead(d_model, head_size, context_length, 1 / n_heads)
+            for _ in range(n_heads)
+        )
+        self.proj = nn.Linear(d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.cat([h(x) for h in self.heads], dim=-1)  # (B, T, d_model)
+        return self.dropout(self.proj(out))

@@ -5,4 +5,27 @@
 # diagnosis: mha_proj_no_bias
 # why: proj is nn.Linear(d_model, d_model, bias=False) although the contract's proj has a bias
 # may_fail: MultiHeadAttention::test_weights_load_under_contract_names*, MultiHeadAttention::test_proj_is_a_linear_d_model_to_d_model
-# replace: self.proj = nn.Linear(d_model, d_model) ==> self.proj = nn.Linear(d_model, d_model, bias=False)
+
+# The reference's definition(s) with this case's change, whole: they replace the reference's.
+class MultiHeadAttention(nn.Module):
+    """n_heads heads side by side, concatenated and projected: (B, T, d_model) -> same."""
+
+    def __init__(
+        self, d_model: int, n_heads: int, context_length: int, dropout: float = 0.0
+    ) -> None:
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError(
+                f"MultiHeadAttention: d_model={d_model} is not divisible by n_heads={n_heads}"
+            )
+        head_size = d_model // n_heads
+        self.heads = nn.ModuleList(
+            SelfAttentionHead(d_model, head_size, context_length, dropout)
+            for _ in range(n_heads)
+        )
+        self.proj = nn.Linear(d_model, d_model, bias=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = torch.cat([h(x) for h in self.heads], dim=-1)  # (B, T, d_model)
+        return self.dropout(self.proj(out))

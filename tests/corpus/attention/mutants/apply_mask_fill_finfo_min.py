@@ -5,4 +5,11 @@
 # diagnosis: apply_mask_fill_finfo_min
 # why: apply_mask fills masked positions with torch.finfo(dtype).min instead of -inf
 # may_fail: none
-# replace: return scores.masked_fill(~mask, float("-inf")) ==> return scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+
+# The reference's definition(s) with this case's change, whole: they replace the reference's.
+def apply_mask(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """New tensor: ``scores`` with ``-inf`` wherever ``mask`` is False.
+
+    scores: (..., T, S), mask: bool, broadcastable -> (..., T, S).
+    """
+    return scores.masked_fill(~mask, torch.finfo(scores.dtype).min)

@@ -4,8 +4,8 @@
 # message: -inf|False|mask
 # diagnosis: apply_mask_inverted
 # why: apply_mask sets -inf where the mask is True (the allowed positions) instead of where it is False
-# may_fail: attention::test_weights_lower_triangular, attention::test_weights_rows_sum_to_one, attention::test_future_tokens*
-# may_fail: attention::test_huge_future*, multi_head_attention::test_future_tokens*
+# may_fail: callers::test_weights_lower_triangular, callers::test_weights_rows_sum_to_one, callers::test_future_tokens*
+# may_fail: callers::test_huge_future*, callers::test_future_tokens*
 
 import torch
 

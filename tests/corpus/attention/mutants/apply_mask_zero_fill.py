@@ -4,8 +4,8 @@
 # message: -inf|inf
 # diagnosis: apply_mask_zero_fill
 # why: apply_mask fills masked positions with 0 instead of -inf, so they still get weight after softmax
-# may_fail: attention::test_weights_lower_triangular, attention::test_future_tokens*, attention::test_huge_future*
-# may_fail: multi_head_attention::test_future_tokens*
+# may_fail: callers::test_weights_lower_triangular, callers::test_future_tokens*, callers::test_huge_future*
+# may_fail: callers::test_future_tokens*
 
 import torch
 

@@ -4,7 +4,7 @@
 # message: causal
 # diagnosis: attention_ignores_causal_flag
 # why: attention always applies the causal mask, ignoring causal=False
-# may_fail: attention::test_causal_false_*, multi_head_attention::test_causal_false_*
+# may_fail: attention::test_causal_false_*, callers::test_causal_false_*
 
 import torch
 

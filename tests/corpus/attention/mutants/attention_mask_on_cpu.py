@@ -4,8 +4,8 @@
 # message: device
 # diagnosis: attention_mask_on_cpu
 # why: attention builds its mask with torch.ones(T, T) and no device, so it fails for inputs not on the CPU
-# may_fail: attention::test_stays_on*, attention::test_cuda_matches_cpu*, multi_head_attention::test_stays_on*
-# may_fail: multi_head_attention::test_cuda_matches_cpu*
+# may_fail: attention::test_stays_on*, attention::test_cuda_matches_cpu*, callers::test_stays_on*
+# may_fail: callers::test_cuda_matches_cpu*
 
 import torch
 

@@ -4,5 +4,25 @@
 # message: scale|sqrt
 # diagnosis: attention_scale_by_seq_len
 # why: attention scales by sqrt(T) (q.shape[-2], the sequence length) instead of sqrt(d) (q.shape[-1])
-# may_fail: attention::test_unscaled_weights_saturate, multi_head_attention::test_scores_scaled*
-# replace: scores = scale_scores(scores, q.shape[-1]) ==> scores = scale_scores(scores, q.shape[-2])
+# may_fail: attention::test_unscaled_weights_saturate, callers::test_scores_scaled*
+
+# The reference's definition(s) with this case's change, whole: they replace the reference's.
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = True,
+    scale: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scaled dot-product self-attention.
+
+    q, k: (..., T, d), v: (..., T, d_v) -> (out (..., T, d_v), weights (..., T, T)).
+    Order: scores, scale, mask, softmax, mix.
+    """
+    scores = attention_scores(q, k)  # (..., T, T)
+    if scale:
+        scores = scale_scores(scores, q.shape[-2])
+    if causal:
+        scores = apply_mask(scores, causal_mask(q.shape[-2], device=q.device))
+    weights = softmax(scores, dim=-1)  # (..., T, T), rows sum to 1
+    return mix_values(weights, v), weights

@@ -4,11 +4,11 @@
 # message: transpose|k\.T
 # diagnosis: attention_scores_k_T
 # why: attention_scores uses k.T, which on a batched tensor reverses all dims instead of swapping the last two
-# may_fail: attention_scores::test_inputs_are_not_modified*, attention::test_weights_*, attention::test_future_tokens*, attention::test_scale_false*
-# may_fail: attention::test_unscaled*, attention::test_huge_future*, attention::test_inputs_are_not_modified*, attention::test_stays_on*
-# may_fail: attention::test_cuda_matches_cpu*, attention::test_causal_false_is_permutation_equivariant, multi_head_attention::test_returns*
-# may_fail: multi_head_attention::test_scores_scaled*, multi_head_attention::test_future_tokens*, multi_head_attention::test_inputs_are_not_modified*
-# may_fail: multi_head_attention::test_stays_on*, multi_head_attention::test_cuda_matches_cpu*, multi_head_attention::test_causal_false_*
+# may_fail: attention_scores::test_inputs_are_not_modified*, callers::test_weights_*, callers::test_future_tokens*, callers::test_scale_false*
+# may_fail: callers::test_unscaled*, callers::test_huge_future*, callers::test_inputs_are_not_modified*, callers::test_stays_on*
+# may_fail: callers::test_cuda_matches_cpu*, callers::test_causal_false_is_permutation_equivariant, callers::test_returns*
+# may_fail: callers::test_scores_scaled*, callers::test_future_tokens*, callers::test_inputs_are_not_modified*
+# may_fail: callers::test_stays_on*, callers::test_cuda_matches_cpu*, callers::test_causal_false_*
 
 import torch
 

@@ -4,7 +4,7 @@
 # message: differs|out of bounds|index
 # diagnosis: attention_scores_one_dot_per_position
 # why: attention_scores computes one dot product per position, q[i] . k[i], for every key j, instead of q[i] . k[j]
-# may_fail: attention::*, multi_head_attention::*
+# may_fail: callers::*
 
 import torch
 

@@ -4,7 +4,7 @@
 # message: scal|raw|sqrt
 # diagnosis: attention_scores_scaled
 # why: attention_scores already divides by sqrt(d) although the contract asks for raw dot products
-# may_fail: attention::test_scale_false_does_not_divide, attention::test_unscaled_weights_saturate, multi_head_attention::test_scores_scaled*
+# may_fail: callers::test_scale_false_does_not_divide, callers::test_unscaled_weights_saturate, callers::test_scores_scaled*
 
 import math
 import torch

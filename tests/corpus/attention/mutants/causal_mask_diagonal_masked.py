@@ -4,7 +4,7 @@
 # message: diagonal|itself
 # diagnosis: causal_mask_diagonal_masked
 # why: causal_mask uses tril(diagonal=-1), so a token may not attend to itself (and row 0 is all False)
-# may_fail: attention::test_weights_lower_triangular, attention::test_weights_rows_sum_to_one
+# may_fail: callers::test_weights_lower_triangular, callers::test_weights_rows_sum_to_one
 
 import torch
 

@@ -4,8 +4,8 @@
 # message: device
 # diagnosis: causal_mask_ignores_device
 # why: causal_mask accepts device but never passes it on, so the mask is always on the CPU
-# may_fail: causal_mask::test_mask_is_built_on_the_requested_device, attention::test_stays_on*, attention::test_cuda_matches_cpu*
-# may_fail: multi_head_attention::test_stays_on*, multi_head_attention::test_cuda_matches_cpu*
+# may_fail: causal_mask::test_mask_is_built_on_the_requested_device, callers::test_stays_on*, callers::test_cuda_matches_cpu*
+# may_fail: callers::test_stays_on*, callers::test_cuda_matches_cpu*
 
 import torch
 

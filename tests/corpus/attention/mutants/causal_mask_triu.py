@@ -4,8 +4,8 @@
 # message: triu|upper
 # diagnosis: causal_mask_triu
 # why: causal_mask uses triu instead of tril, so each token attends to the future instead of the past
-# may_fail: attention::test_weights_lower_triangular, attention::test_future_tokens*, attention::test_huge_future*
-# may_fail: multi_head_attention::test_future_tokens*
+# may_fail: callers::test_weights_lower_triangular, callers::test_future_tokens*, callers::test_huge_future*
+# may_fail: callers::test_future_tokens*
 
 import torch
 

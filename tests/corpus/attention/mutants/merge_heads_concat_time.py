@@ -4,7 +4,7 @@
 # message: shape|differs
 # diagnosis: merge_heads_concat_time
 # why: merge_heads concatenates the heads along time: (B, H*T, d_head) instead of (B, T, H*d_head)
-# may_fail: multi_head_attention::*
+# may_fail: callers::*
 
 import torch
 

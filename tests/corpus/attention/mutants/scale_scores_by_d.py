@@ -4,7 +4,7 @@
 # message: sqrt|scal
 # diagnosis: scale_scores_by_d
 # why: scale_scores divides by head_size instead of sqrt(head_size)
-# may_fail: multi_head_attention::test_scores_scaled*
+# may_fail: callers::test_scores_scaled*
 
 import torch
 

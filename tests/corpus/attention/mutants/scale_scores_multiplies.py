@@ -4,7 +4,7 @@
 # message: sqrt|divid|scal
 # diagnosis: scale_scores_multiplies
 # why: scale_scores multiplies by sqrt(head_size) instead of dividing
-# may_fail: attention::test_unscaled_weights_saturate, multi_head_attention::test_scores_scaled*
+# may_fail: callers::test_unscaled_weights_saturate, callers::test_scores_scaled*
 
 import math
 import torch

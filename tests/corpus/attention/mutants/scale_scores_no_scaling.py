@@ -4,7 +4,7 @@
 # message: sqrt|scal
 # diagnosis: scale_scores_no_scaling
 # why: scale_scores forgets the scaling and returns the raw scores (its input handed back, so the placeholder gate withholds its property checks too)
-# may_fail: multi_head_attention::test_scores_scaled*, attention::test_unscaled_weights_saturate
+# may_fail: callers::test_scores_scaled*, callers::test_unscaled_weights_saturate
 # may_fail: scale_scores::*
 
 import torch

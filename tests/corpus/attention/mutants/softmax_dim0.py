@@ -4,8 +4,8 @@
 # message: dim|sum to 1
 # diagnosis: softmax_dim0
 # why: softmax hard-codes dim=0 (max and sum over the first axis) instead of using the dim argument
-# may_fail: softmax::test_rows_sum_to_one, softmax::test_softmax_uses_the_dim_argument, attention::test_weights_rows_sum_to_one
-# may_fail: attention::test_weights_lower_triangular, multi_head_attention::test_future_tokens*
+# may_fail: softmax::test_rows_sum_to_one, softmax::test_softmax_uses_the_dim_argument, callers::test_weights_rows_sum_to_one
+# may_fail: callers::test_weights_lower_triangular, callers::test_future_tokens*
 
 import torch
 

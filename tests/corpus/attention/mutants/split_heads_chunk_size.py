@@ -4,7 +4,7 @@
 # message: shape|differs|divisible
 # diagnosis: split_heads_chunk_size
 # why: split_heads uses x.split(n_heads, dim=-1), which cuts chunks OF n_heads channels, not n_heads chunks
-# may_fail: multi_head_attention::*
+# may_fail: callers::*
 
 import torch
 

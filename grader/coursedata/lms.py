@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.lms_files import (
+from grader.coursedata.lms_files import (
     SUFFIXES,
     Download,
     Found,
@@ -21,7 +21,7 @@ from grader.batch.lms_files import (
     ignored,
     pick,
 )
-from grader.batch.lms_readers import (
+from grader.coursedata.lms_readers import (
     CANVAS_FILE,
     GRADESCOPE_METADATA,
     READERS,
@@ -30,7 +30,7 @@ from grader.batch.lms_readers import (
     head_time,
     iso_time,
 )
-from grader.batch.roster import RosterEntry
+from grader.coursedata.roster import RosterEntry
 
 __all__ = ["GRADESCOPE_METADATA", "LAYOUTS", "LAYOUT_NAMES", "SUFFIXES", "Download", "Found", "LayoutError",
            "Refused", "detect", "head_time", "ignored", "iso_time", "match", "pick", "read"]

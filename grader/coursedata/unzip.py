@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import links
-from grader.batch.lms_files import NotGraded, ignored
+from grader.coursedata.lms_files import NotGraded, ignored
 from grader.links import Link
 
 WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")

@@ -67,7 +67,7 @@ from typing import Any, Callable
 
 import yaml
 
-from grader.batch.lms_files import (
+from grader.coursedata.lms_files import (
     SUFFIXES,
     Download,
     Found,
