@@ -4,6 +4,7 @@ the nav (issue 40). mkdocs.yml turns each of those into a warning, and --strict 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,3 +74,34 @@ def test_a_broken_link_or_anchor_or_an_unlisted_page_fails_the_build(tmp_path: P
     built = _build(_broken_copy(tmp_path, page, kind), tmp_path / "site")
     output = built.stdout + built.stderr
     assert built.returncode != 0 and "WARNING" in output and "strict mode" in output, output
+
+
+def misindented_list_lines(text: str) -> list[int]:
+    """Lines indented by 1 to 3 spaces under a numbered item after a blank line: Python-Markdown (MkDocs's
+    reader) nests a list item's later paragraphs, code blocks and tables only at 4 spaces, so these end the
+    list, and the numbering starts again at 1 (the build gives no warning)."""
+    found, in_list, blank = [], False, False
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            blank = True
+            continue
+        indent = len(line) - len(line.lstrip(" "))
+        if indent == 0:
+            in_list = bool(re.match(r"\d+\. ", line))
+        elif in_list and blank and indent < 4:
+            found.append(number)
+        blank = False
+    return found
+
+
+def test_every_numbered_list_keeps_its_code_blocks_and_paragraphs_inside():
+    bad = {p.name: misindented_list_lines(p.read_text(encoding="utf-8")) for p in DOCS.glob("*.md")}
+    assert not {name: lines for name, lines in bad.items() if lines}, bad
+
+
+@pytest.mark.parametrize("indent", [1, 2, 3])
+@pytest.mark.parametrize("inner", ["```bash\n{p}x\n{p}```", "Another paragraph.", "| a | b |\n{p}|---|---|"])
+def test_a_list_item_indented_less_than_four_spaces_is_found(indent, inner):
+    pad = " " * indent
+    page = f"1. Step one:\n\n{pad}{inner.format(p=pad)}\n\n2. Step two.\n"
+    assert misindented_list_lines(page) and not misindented_list_lines(page.replace(f"\n{pad}", "\n    "))
