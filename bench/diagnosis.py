@@ -74,6 +74,12 @@ def mistake_exercises() -> dict[str, str]:
     return found
 
 
+def relation_exercise(mistake_id: str) -> str:
+    """A relation read from the answers (``relation-<exercise>-<kind>-...``) -> its exercise; '' for another id."""
+    parts = mistake_id.split("-")
+    return parts[1] if parts[0] == "relation" and len(parts) > 2 else ""
+
+
 def outcome(card: Scorecard, label: Labelled, exercises: dict[str, str]) -> str:
     """``right`` / ``wrong`` / ``none`` for a single-bug file; ``named`` / ``none`` for a correct one."""
     named = [d for d in card.diagnoses if d.id != UNNAMED_ID]
@@ -83,7 +89,7 @@ def outcome(card: Scorecard, label: Labelled, exercises: dict[str, str]) -> str:
         return "none"
     if label.expected_id and any(d.id == label.expected_id or label.expected_id in {a.id for a in d.also} for d in named):
         return "right"
-    right = [d for d in named if exercises.get(d.id) == label.exercise
+    right = [d for d in named if (exercises.get(d.id) or relation_exercise(d.id)) == label.exercise
              and (not label.accept or re.search(label.accept, d.text, re.IGNORECASE))]
     return "right" if right else "wrong"
 

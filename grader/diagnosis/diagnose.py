@@ -11,7 +11,9 @@ hand-written catalogue (``catalogue``) and the variants the mutation operators g
   dtype's tolerance (NaN where NaN, inf where inf), the same dtype, shape and device, the same
   exception where the student's code raised, the same inputs written into where the check looked.
 
-Catalogued mistakes that both match are named together; generated variants that match alike are
+Where no catalogued mistake fits, the answers themselves are read for a relation to the reference's
+(``relations``: the reference's results times a size of the inputs, or transformed), named before the
+generated variants. Catalogued mistakes that both match are named together; generated variants that match alike are
 one mistake written several ways. Nothing is guessed. A request that cannot be replayed (a
 vector-Jacobian product) is not evidence either way.
 """
@@ -31,6 +33,10 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
+from grader.diagnosis.pairs import TWO_EDITS
+from grader.diagnosis.relation_search import find as find_relations
+from grader.diagnosis.relations import Relation
+from grader.diagnosis.relations import sentence as relation_sentence
 from grader.scorecard import Diagnosis, MistakeName
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
@@ -113,7 +119,11 @@ class Diagnoser:
         if key in self._answers:
             self._answers.move_to_end(key)
             return self._answers[key]
-        answer = self._answers[key] = replay(self._module(mistake), message)
+        if isinstance(mistake, Relation):  # computed from the reference's answers, not from code of its own
+            answer = mistake.answer(message, lambda m: self._answer(None, m, request_key(m)))
+        else:
+            answer = replay(self._module(mistake), message)
+        self._answers[key] = answer
         if len(self._answers) > MAX_REMEMBERED_ANSWERS:
             self._answers.popitem(last=False)
         return answer
@@ -177,6 +187,8 @@ class Diagnoser:
         for message, key, answer in evidence:
             variant = self._answer(mistake, message, key)
             reference = self._answer(None, message, key)
+            if getattr(mistake, "where_differs", False) and same(answer, reference, words=reference.raised is None):
+                continue  # a relation explains the answers unlike the reference's (``relations``)
             if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
                 if not variant.raised or variant.raised[:2] != answer.raised[:2]:
                     return False
@@ -207,13 +219,29 @@ class Diagnoser:
                 # Every answer unlike the reference's is an exception, and a function it calls fails too: the
                 # exception most likely comes from there, so only that function's mistakes may explain it.
                 pool = [m for m in pool if m.exercise != exercise]
-            survivors[exercise] = tuple(m for m in pool if ordered and self._gives(m, ordered))
+            singles = [m for m in pool if not is_pair(m)]  # two edits only where nothing else fits (pairs.py)
+            found = tuple(m for m in singles if ordered and self._gives(m, ordered))
+            # A catalogued mistake is named before any relation: read the answers only where none fits.
+            # A caller of a failing exercise most likely fails through it: its relations are left to that one.
+            if not any(isinstance(m, Mistake) for m in found) and not self.uses_failing(exercise, failing):
+                found += self._relations(exercise, ordered)
+            survivors[exercise] = found or tuple(m for m in pool if is_pair(m) and ordered and self._gives(m, ordered))
         matched = []
         for c in checks:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
             found = survivors.get(c.exercise, ()) if own and not self._reference_agrees(own) else ()
             matched.append(CheckEvidence(c.exercise, c.status, tuple(found), c.requests, c.diagnosable))
         return self.settle(matched, verified=True)
+
+    def _relations(self, exercise: str, evidence: Sequence[Evidence]) -> tuple[Relation, ...]:
+        """The relations between the student's answers and the reference's that explain every answer of
+        ``exercise`` (``relation_search``): only the exercise's own, never a function it calls."""
+        fn = getattr(self._module(None), exercise, None)
+        differing = [e for e in evidence if not same(e[2], ref := self._answer(None, e[0], e[1]), words=ref.raised is None)]
+        if not callable(fn) or isinstance(fn, type) or not differing:
+            return ()
+        return tuple(find_relations(fn, exercise, self._assignment, evidence, differing,
+                                    lambda m: self._answer(None, m, request_key(m)), self._gives))
 
     def _only_raised(self, evidence: Sequence[Evidence]) -> bool:
         """Whether every answer unlike the reference's is an exception."""
@@ -273,16 +301,25 @@ class Diagnoser:
             if same(answer, ref, words=ref.raised is None) or not same(answer, self._answer(mistake, message, key),
                                                                         words=ref.raised is None):
                 continue
-            return f"For example, {call_text(message)} gives {answer_text(answer, ref)}"
+            sizes = mistake.evidence(message) if isinstance(mistake, Relation) else ""
+            return f"For example, {call_text(message)}{sizes} gives {answer_text(answer, ref)}"
         return ""
 
 
-Known = Mistake | Variant  # a catalogued mistake or a generated variant: id, exercise, title, explanation
+Known = Mistake | Variant | Relation  # catalogued, generated, or read from the answers: id, exercise, title, explanation
+
+
+def is_pair(mistake: Known) -> bool:
+    """A generated variant with two edits (``pairs.two_edits``)."""
+    return isinstance(mistake, Variant) and mistake.operator == TWO_EDITS
 
 # Which generated variant speaks for a class of equivalent ones: the simplest kinds of edit first.
 OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "ignored", "keepdim", "reduction", "returned", "dropped", "operand", "swap", "pair", "stage",
                   "order",
-                  "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum")
+                  "twice", "flag", "reversed", "shape", "function", "inplace", "inplace_arith", "cast", "einsum",
+                  "size_at_call", "size", "constant", "roles", "moved", "storage", "reversed_list", "linear", "shift",
+                  "grad",
+                  "two")
 
 
 def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str] | None:
@@ -296,6 +333,9 @@ def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str
         return None
     first, *others = named
     shown = f" {example}" if example else ""
+    if isinstance(first, Relation):
+        return (Diagnosis(first.id, first.title, tuple(MistakeName(m.id, m.title) for m in others)),
+                relation_sentence(named, example))
     if not others:
         return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}{shown}"
     listed = "; or ".join(m.title for m in named)
@@ -306,9 +346,10 @@ def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str
 
 def _named(found: Sequence[Known]) -> list[Known]:
     catalogued = [m for m in found if isinstance(m, Mistake)]
+    relations = [m for m in found if isinstance(m, Relation)]  # ``relation_search.find`` kept only the few equivalent
     generated = sorted((m for m in found if isinstance(m, Variant)), key=lambda v: OPERATOR_ORDER.index(v.operator)
                        if v.operator in OPERATOR_ORDER else len(OPERATOR_ORDER))
-    return catalogued or generated[:1]
+    return catalogued or relations or generated[:1]
 
 
 def representative(found: Sequence[Known]) -> Known | None:

@@ -19,7 +19,11 @@ from types import ModuleType
 from typing import Any
 
 from grader.diagnosis.operators import DIMS, OPERATORS
+from grader.diagnosis.pairs import Slotted, two_edits
+from grader.diagnosis.slips import FUNCTION_SLIPS, SLIPS, updated_name
 from grader.diagnosis.syntax import Site, expr, int_value, src
+
+NODE_OPERATORS = {**OPERATORS, **SLIPS}
 
 
 @dataclass(frozen=True)
@@ -103,15 +107,9 @@ def parameter_ignored(definition: ast.FunctionDef) -> Iterator[tuple[ast.Functio
 
 
 def _stage_target(stmt: ast.stmt) -> str | None:
-    """``x = f(x, ...)``, alone or as the whole body of an ``if``: the name it updates."""
-    if isinstance(stmt, ast.If) and len(stmt.body) == 1 and not stmt.orelse:
-        stmt = stmt.body[0]
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-            and isinstance(stmt.value, ast.Call):
-        name = stmt.targets[0].id
-        if any(isinstance(a, ast.Name) and a.id == name for a in stmt.value.args):
-            return name
-    return None
+    """The name a pipeline step updates from itself (``x = f(x, ...)``, ``x = x.masked_fill(...)``, ``x =
+    self.dropout(x)``), alone or as the whole body of an ``if`` (``slips.updated_name``)."""
+    return updated_name(stmt)
 
 
 def _renamed(node: ast.AST, old: str, new: str) -> ast.AST:
@@ -168,6 +166,7 @@ def variants(source: str, assignment: str) -> list[Variant]:
             continue
         original = src(definition)
         edited: list[tuple[str, str, str, str]] = []  # (source, operator, title, fix)
+        slotted: list[Slotted] = []  # the node edits with their sites, for the two-edit search
         functions = [definition] if isinstance(definition, ast.FunctionDef) else [
             f for f in definition.body if isinstance(f, ast.FunctionDef)]
         owners = {id(n): f for f in functions for n in ast.walk(f)}
@@ -178,14 +177,17 @@ def variants(source: str, assignment: str) -> list[Variant]:
                 continue
             owner = owners.get(id(node), definition)
             site = Site(definition.name, _params(owner), parent, assigned.get(id(owner), ()))
-            for op_name, operator in OPERATORS.items():
+            for op_name, operator in NODE_OPERATORS.items():
                 for edit in operator(node, site):
                     edited.append((_unparsed_with(definition, parent, field, index, edit.node), op_name, edit.title, edit.fix))
+                    slotted.append(Slotted(parent, field, index, node, edit, op_name))
         for function in functions:
             for new_function, op_name, title, fix in [*stage_order(function), *pair_swaps(function),
-                                                      *parameter_ignored(function)]:
+                                                      *parameter_ignored(function),
+                                                      *(e for slip in FUNCTION_SLIPS for e in slip(function))]:
                 whole = new_function if function is definition else _swap_method(definition, function, new_function)
                 edited.append((src(whole), op_name, title, fix))
+        edited.extend(two_edits(definition, slotted))
         for text, op_name, title, fix in edited:
             if text == original:
                 continue
