@@ -16,6 +16,7 @@ import pytest
 
 from grader.authoring.completeness import missing
 from grader.authoring.new_exercise import MARKER
+from grader.authoring.readme import DOC_PAGES  # the pages stating totals and the catalogue
 from tests.conftest import ROOT
 
 NAME, LIKE = "sliding_window_mask", "bag_of_past"
@@ -56,7 +57,7 @@ def test_new_exercise_writes_placeholders_that_are_listed_and_fail_closed(tmp_pa
     again = _run(copy, "-m", "grader.cli", "new-exercise", NAME, "--assignment", "attention", "--like", LIKE)
     assert again.returncode == 2 and "already" in again.stderr and again.stderr.count("\n") == 1
 
-    # (a) the completeness check lists exactly the placeholders, by file and line, and the inputs and README rows.
+    # (a) the completeness check lists exactly the placeholders, by file and line, and the inputs and the docs' catalogue rows.
     listed = _run(copy, "-c", "import json; from grader.authoring.completeness import missing; "
                               "print(json.dumps([[m.file, m.exercise, m.what] for m in missing()]))")
     assert listed.returncode == 0, listed.stderr
@@ -72,15 +73,15 @@ def test_new_exercise_writes_placeholders_that_are_listed_and_fail_closed(tmp_pa
                    f"tests/corpus/attention/mutants/{NAME}_todo.py", f"grader/diagnosis/catalogue/attention/{NAME}_todo.yaml",
                    "grader/release/lesson/attention.yaml", "docs/CONTRACT.md", "docs/contract-clauses.yaml"):
         assert any(f.split(":")[0] == wanted for f in files), (wanted, rows)
-    assert all(ex == NAME for f, ex, what in rows if not f.startswith("README.md")), rows
+    assert all(ex == NAME for f, ex, what in rows if not f.startswith(DOC_PAGES)), rows
     from grader.files import read_yaml
 
     lesson = read_yaml(copy / "grader/release/lesson/attention.yaml")
     [demo] = lesson["steps"][NAME]["cells"]  # the shape the notebook builder takes: a mapping, `code:`
     assert set(demo) == {"code"} and MARKER in demo["code"]
     assert f"`{NAME}`: {MARKER}" in lesson["intro"]
-    assert any(f.startswith("README.md:") and f"no row for `{NAME}`" in what for f, _, what in rows)
-    unlisted = [r for r in rows if not r[2].startswith("fill the placeholder") and not r[0].startswith("README.md")]
+    assert any(f.startswith("docs/grading.md:") and f"no row for `{NAME}`" in what for f, _, what in rows)
+    unlisted = [r for r in rows if not r[2].startswith("fill the placeholder") and not r[0].startswith(DOC_PAGES)]
     placeholder_corpus = [r[0] for r in unlisted if "placeholder corpus must define every function" in r[2]]
     assert placeholder_corpus == ["tests/corpus/attention/placeholders/every_function_fills.py.in",
                                   "tests/corpus/attention/placeholders/identity.py"]

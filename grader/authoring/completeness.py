@@ -19,7 +19,7 @@ Per exercise of every assignment in ``assignments.yaml``:
   clause in ``docs/contract-clauses.yaml``;
 
 then every line that still holds ``new_exercise.MARKER`` (a placeholder ``grader new-exercise`` wrote), and the
-README lines that disagree with the config (``grader.authoring.readme``). ``tests/test_authoring.py`` asserts
+doc-page lines (docs/grading.md, docs/platforms.md) that disagree with the config (``grader.authoring.readme``). ``tests/test_authoring.py`` asserts
 the list is empty.
 """
 
@@ -37,7 +37,7 @@ import torch
 
 from grader import calls
 from grader.authoring.new_exercise import MARKER
-from grader.authoring.readme import stale_lines
+from grader.authoring.readme import DOC_PAGES, stale_doc_lines
 from grader.config import AssignmentConfig, load_config
 from grader.files import read_yaml
 
@@ -295,7 +295,7 @@ def missing(root: Path | None = None) -> list[Missing]:
         files += sorted((root / "grader" / "diagnosis" / "catalogue" / a.id).glob("*.yaml"))
     files += sorted((root / "grader" / "release" / "lesson").glob("*.yaml"))
     out += _markers(root, list(dict.fromkeys(files)), names)
-    if (root / "README.md").is_file():
+    if all((root / page).is_file() for page in DOC_PAGES):
         out += [Missing(line.split(": ", 1)[0], "*", line.split(": ", 1)[1] if ": " in line else line)
-                for line in stale_lines(root / "README.md", config)]
+                for line in stale_doc_lines(root, config)]
     return out

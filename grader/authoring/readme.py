@@ -1,23 +1,26 @@
-"""The README's totals and check catalogue, checked against assignments.yaml.
+"""The docs' totals and check catalogue, checked against assignments.yaml.
 
-The README states each assignment's total in several places (the Gradescope walk-through, the
-credit section, the catalogue's heading) and lists the checks of ``attention`` with their points.
-``stale_lines`` compares every such statement with the loaded config and names each stale line;
-``tests/test_readme_config.py`` asserts it finds none, and ``grader.authoring.completeness`` reports
-the same lines for an exercise just added.
+The documentation pages state each assignment's total in several places (the Gradescope walk-through
+in docs/platforms.md, the credit section and the catalogue's heading in docs/grading.md) and list the
+checks of ``attention`` with their points. ``stale_lines`` compares every such statement with the
+loaded config and names each stale line; ``tests/test_readme_config.py`` asserts it finds none, and
+``grader.authoring.completeness`` reports the same lines for an exercise just added.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from grader.config import AssignmentConfig, Config
 from grader.words import plural
 
 NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8}
-CATALOGUE = "attention"  # the assignment whose checks the README's catalogue table lists
+CATALOGUE = "attention"  # the assignment whose checks the docs' catalogue table lists
+# The pages that state the totals and hold the catalogue, relative to the course's root: a statement
+# moved to another page is looked for there only once the page is listed here.
+DOC_PAGES = ("docs/grading.md", "docs/platforms.md")
 
 
 def _g(x: float) -> str:
@@ -58,26 +61,43 @@ def _said(value: str) -> str:
     return str(NUMBER_WORDS.get(value, value))
 
 
-def stale_lines(readme: Path, config: Config) -> list[str]:
-    """``README.md:LINE: what it says, what the config says`` for every statement that disagrees."""
-    text = readme.read_text(encoding="utf-8")
+def stale_doc_lines(root: Path, config: Config) -> list[str]:
+    """``docs/PAGE.md:LINE: ...`` for every statement of the course's doc pages that disagrees with ``config``."""
+    return stale_lines([root / page for page in DOC_PAGES], config, root)
+
+
+def stale_lines(pages: Path | Sequence[Path], config: Config, root: Path | None = None) -> list[str]:
+    """``PAGE:LINE: what it says, what the config says`` for every statement that disagrees; a statement
+    may stand on any of ``pages``, and one that stands on none is named too. ``PAGE`` is the path
+    relative to ``root`` where given, else the file's name."""
+    paths = [pages] if isinstance(pages, Path) else list(pages)
+    texts = [(_name(path, root), path.read_text(encoding="utf-8")) for path in paths]
     problems: list[str] = []
     for pattern, values in CLAIMS:
-        found = list(re.finditer(pattern.replace(" ", r"\s+"), text))
+        found = [(name, text, m) for name, text in texts for m in re.finditer(pattern.replace(" ", r"\s+"), text)]
         if not found:
-            problems.append(f"{readme.name}: no line says {pattern!r} any more (reword grader/authoring/readme.py's CLAIMS too)")
-        for m in found:
+            where = ", ".join(name for name, _ in texts)
+            problems.append(f"{where}: no line says {pattern!r} any more (reword grader/authoring/readme.py's CLAIMS too)")
+        for name, text, m in found:
             for group, want in values.items():
                 wanted = want(config)
                 got = _said(m.group(group))
                 if _g(float(got)) != wanted:
-                    problems.append(f"{readme.name}:{_line(text, m.start(group))}: says {m.group(group)}, "
+                    problems.append(f"{name}:{_line(text, m.start(group))}: says {m.group(group)}, "
                                     f"assignments.yaml gives {wanted}")
     if CATALOGUE in config.assignments:
-        problems += _catalogue(readme.name, text, config.assignment(CATALOGUE))
+        name, text = next(((n, x) for n, x in texts if re.search(r"^## Check catalogue", x, re.M)), texts[0])
+        problems += _catalogue(name, text, config.assignment(CATALOGUE))
     if "attention-modules" in config.assignments:
-        problems += _modules_paragraph(readme.name, text, config.assignment("attention-modules"))
+        for name, text in texts:
+            problems += _modules_paragraph(name, text, config.assignment("attention-modules"))
     return problems
+
+
+def _name(path: Path, root: Path | None) -> str:
+    if root is not None and path.is_relative_to(root):
+        return path.relative_to(root).as_posix()
+    return path.name
 
 
 def _catalogue(name: str, text: str, a: AssignmentConfig) -> list[str]:

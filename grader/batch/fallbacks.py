@@ -109,7 +109,7 @@ def no_secret(out: Path, secret: bytes | None) -> list[str]:
     return [f"no course secret ({seeds.SECRET_ENV}, --course-secret-file or course_secret_file: in "
             f"assignments.yaml): the hidden checks' inputs are the same for every student; make one once per "
             f"course with `{seeds.MAKE_SECRET_FILE}` and pass --course-secret-file {seeds.SECRET_FILE_EXAMPLE} "
-            f"to every grade-all of the course (README: \"The course secret\")"]
+            f"to every grade-all of the course (docs/instructors.md: \"The course secret\")"]
 
 
 def said(found: Sequence[Handin], plan: Sequence[Handin], roster: Sequence[Any] | None,

@@ -34,16 +34,16 @@ def cmd_release(args: argparse.Namespace) -> int:
     return guarded(release, (ConfigError, bundle.ReleaseError), lambda exc: f"cannot write {args.out}: {exc.strerror or exc}")
 
 
-# What `grader keygen` tells staff on stderr: the README's recommended set-up, its commands verbatim
-# (tests/test_help_matches_readme.py holds them to the README), and the organisation secret only as its opt-in.
+# What `grader keygen` tells staff on stderr: the recommended set-up of docs/platforms.md, its commands verbatim
+# (tests/test_help_matches_readme.py holds them to that page), and the organisation secret only as its opt-in.
 KEY_ADVICE = """Keep this key secret; it opens the hidden checks of every release made with it.
-Recommended (README: "Grading where students cannot reach the key"): release the students' template
+Recommended (docs/platforms.md: "Grading where students cannot reach the key"): release the students' template
 without it, and a private grading repository that students cannot push to with it:
   grader release --out student-template
   grader release --out attention-grading --hidden-key-file key.txt
 and store it as the secret GRADER_HIDDEN_KEY of that repository's environment `grading`:
   gh secret set GRADER_HIDDEN_KEY --env grading < key.txt
-An organisation secret for the students' own repositories is an opt-in (README: "Opting in"): every
+An organisation secret for the students' own repositories is an opt-in (docs/platforms.md: "Opting in"): every
 student can then read the key, and the hidden checks with it.
 Keep key.txt outside the release folder and out of every repository.
 """

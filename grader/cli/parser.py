@@ -162,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("keygen", help="course staff: print a new key for the hidden checks (keep it from "
                                   "students: the environment secret GRADER_HIDDEN_KEY of a private grading "
-                                  "repository, as the README's recommended set-up)")
+                                  "repository, as the docs' recommended set-up)")
 
     s = sub.add_parser("gradescope", help="course staff: build the autograder zip of a Gradescope programming assignment")
     s.add_argument("--out", type=Path, required=True, help="the zip to write, e.g. autograder.zip")
