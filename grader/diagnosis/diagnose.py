@@ -12,8 +12,8 @@ hand-written catalogue (``catalogue``) and the variants the mutation operators g
   exception where the student's code raised, the same inputs written into where the check looked.
 
 Catalogued mistakes that both match are named together; generated variants that match alike are
-one mistake written several ways. Nothing is guessed. A request that cannot be replayed (a
-vector-Jacobian product) is not evidence either way.
+one mistake written several ways. Nothing is guessed. A gradient request (a vector-Jacobian product,
+a module probe with a cotangent) is replayed too (``gradients``), after the plain ones.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
+from grader.diagnosis.gradients import is_gradient_request
+from grader.diagnosis.observed import Observed, observations
 from grader.scorecard import Diagnosis, MistakeName
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
@@ -162,12 +164,13 @@ class Diagnoser:
 
     def _discriminating_first(self, evidence: Sequence[Evidence]) -> list[Evidence]:
         """The answers unlike the reference's first: most variants differ from the student there, so the
-        replay of each stops after one request."""
-        def agrees(item: Evidence) -> bool:
+        replay of each stops after one request. Gradient requests come after every plain one: a variant
+        is replayed with autograd only when the plain requests could not rule it out (``gradients``)."""
+        def order(item: Evidence) -> tuple[bool, bool]:
             message, key, answer = item
             ref = self._answer(None, message, key)
-            return same(answer, ref, words=ref.raised is None)
-        return sorted(evidence, key=agrees)
+            return is_gradient_request(message), same(answer, ref, words=ref.raised is None)
+        return sorted(evidence, key=order)
 
     def _gives(self, mistake: Known, evidence: Sequence[Evidence]) -> bool:
         """Whether the variant gives every answer; stops at the first it does not. Where the contract asks
@@ -208,6 +211,12 @@ class Diagnoser:
                 # exception most likely comes from there, so only that function's mistakes may explain it.
                 pool = [m for m in pool if m.exercise != exercise]
             survivors[exercise] = tuple(m for m in pool if ordered and self._gives(m, ordered))
+        unexplained = {e for e in failing if not survivors.get(e)}
+        if unexplained:  # no variant gives the answers: what the answers themselves show (``observed``)
+            if self._uses is None:
+                self._uses = uses(self._module(None))
+            seen = observations(unexplained, evidence, lambda m, k: self._answer(None, m, k), self._module(None), self._uses)
+            survivors.update({e: (o,) for e, o in seen.items()})
         matched = []
         for c in checks:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
@@ -267,7 +276,10 @@ class Diagnoser:
 
     def example(self, mistake: Known, requests: Sequence[Request]) -> str:
         """One request where the student's answer is the variant's and not the reference's, in a sentence:
-        the evidence a student can check by hand. '' when no such request was recorded."""
+        the evidence a student can check by hand. '' when no such request was recorded (or the mistake was
+        read from the answers: its sentence holds its evidence)."""
+        if isinstance(mistake, Observed):
+            return ""
         for message, key, answer in sorted(_evidence(requests), key=lambda e: e[2].raised is not None):  # values first
             ref = self._answer(None, message, key)
             if same(answer, ref, words=ref.raised is None) or not same(answer, self._answer(mistake, message, key),
@@ -277,7 +289,7 @@ class Diagnoser:
         return ""
 
 
-Known = Mistake | Variant  # a catalogued mistake or a generated variant: id, exercise, title, explanation
+Known = Mistake | Variant | Observed  # catalogued, generated, or read from the answers: id, exercise, title, explanation
 
 # Which generated variant speaks for a class of equivalent ones: the simplest kinds of edit first.
 OPERATOR_ORDER = ("mask", "scale", "untransposed", "dim", "transpose", "ignored", "keepdim", "reduction", "returned", "dropped", "operand", "swap", "pair", "stage",
@@ -296,6 +308,8 @@ def diagnosis(found: Sequence[Known], example: str = "") -> tuple[Diagnosis, str
         return None
     first, *others = named
     shown = f" {example}" if example else ""
+    if isinstance(first, Observed):
+        return Diagnosis(first.id, first.title), f"Likely mistake: {first.explanation}"
     if not others:
         return Diagnosis(first.id, first.title), f"Likely mistake: your results match {first.title}. {first.explanation}{shown}"
     listed = "; or ".join(m.title for m in named)
@@ -308,7 +322,7 @@ def _named(found: Sequence[Known]) -> list[Known]:
     catalogued = [m for m in found if isinstance(m, Mistake)]
     generated = sorted((m for m in found if isinstance(m, Variant)), key=lambda v: OPERATOR_ORDER.index(v.operator)
                        if v.operator in OPERATOR_ORDER else len(OPERATOR_ORDER))
-    return catalogued or generated[:1]
+    return catalogued or generated[:1] or [m for m in found if isinstance(m, Observed)][:1]
 
 
 def representative(found: Sequence[Known]) -> Known | None:
