@@ -177,6 +177,6 @@ def _names(grads: Sequence[str], message: dict[str, Any], module: ModuleType) ->
     return out
 
 
-def _listed(names: Sequence[str], most: int = 4) -> str:
-    shown = list(names[:most]) + ([f"{len(names) - most} more"] if len(names) > most else [])
+def _listed(names: Sequence[str], most: int = 5) -> str:
+    shown = list(names) if len(names) <= most else list(names[:most - 1]) + [f"{len(names) - most + 1} more"]
     return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]

@@ -1,0 +1,152 @@
+"""Module evidence: names from a module's structure, its weights and its gradients, where its outputs are
+right (or say too little).
+
+Families of student modules, each bug written several ways (tests/gradient_requests.py answers as the
+child would): the causal mask kept as an nn.Parameter; a projection used for two roles, so another gets
+no gradient; a stage of forward run without autograd; heads in a plain Python list, with the projections
+created in every order. The corpus's correct modules and the reference are never named.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+
+from grader.diagnosis.catalogue import load_catalogue
+from grader.diagnosis.observed import Observed
+from tests.corpus_cases import corpus
+from tests.gradient_requests import REFERENCE, diagnosed, module_requests, namespace
+
+SOURCE = REFERENCE["attention-modules"].read_text()
+TRIL = 'self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))'
+FORWARD_QKV = ("        q = self.query(x)  # (B, T, hs)\n        k = self.key(x)  # (B, T, hs)\n"
+               "        v = self.value(x)  # (B, T, hs)\n")
+MHA_HEADS = ("        self.heads = nn.ModuleList(\n            SelfAttentionHead(d_model, head_size, context_length, dropout)\n"
+             "            for _ in range(n_heads)\n        )\n")
+
+
+def _with(*edits: tuple[str, str]) -> str:
+    source = SOURCE
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    return source
+
+
+def _named(source: str, cls: str, seeds: tuple[int, ...] = (0, 1), mistakes: tuple = ()) -> list:
+    ns = namespace(source, "_student_module")
+    requests = [r for seed in seeds for r in module_requests(ns, cls, seed)]
+    return diagnosed("attention-modules", cls, requests, mistakes)
+
+
+TRIL_AS_PARAMETER = {
+    "nn.Parameter": "self.tril = nn.Parameter(torch.tril(torch.ones(context_length, context_length)))",
+    "frozen nn.Parameter": ("self.tril = nn.Parameter(torch.tril(torch.ones(context_length, context_length)), "
+                            "requires_grad=False)"),
+    "register_parameter": ('self.register_parameter("tril", nn.Parameter(torch.ones(context_length, '
+                           'context_length).tril()))'),
+    "torch.nn.parameter.Parameter": ("self.tril = torch.nn.parameter.Parameter(torch.tril(torch.ones("
+                                     "context_length, context_length)))"),
+}
+
+
+@pytest.mark.parametrize("style", TRIL_AS_PARAMETER)
+def test_a_mask_kept_as_a_parameter_is_named_from_the_structure(style):
+    found = _named(_with((TRIL, TRIL_AS_PARAMETER[style])), "SelfAttentionHead")
+    assert len(found) == 1 and isinstance(found[0], Observed), found
+    assert (found[0].id, found[0].exercise) == ("buffer_as_parameter", "SelfAttentionHead")
+    text = found[0].explanation
+    assert "registers `tril` as an nn.Parameter" in text and "buffer" in text and "has the parameter `tril`" in text
+
+
+# (the forward's q, k, v lines written another way, the projection that forward never uses)
+TWO_ROLES = {
+    "v from key": ("        q = self.query(x)\n        k = self.key(x)\n        v = self.key(x)\n", "value"),
+    "v from query": ("        q, k, v = self.query(x), self.key(x), self.query(x)\n", "value"),
+    "k from query": ("        q = self.query(x)\n        k = self.query(x)\n        v = self.value(x)\n", "key"),
+    "q from key, one call": ("        k = self.key(x)\n        q = k\n        v = self.value(x)\n", "query"),
+    "v from key, functional": ("        q = x @ self.query.weight.T\n        k = x @ self.key.weight.T\n"
+                               "        v = x @ self.key.weight.T\n", "value"),
+}
+
+
+@pytest.mark.parametrize("style", TWO_ROLES)
+def test_a_projection_forward_never_uses_is_named_by_its_missing_gradient(style):
+    lines, unused = TWO_ROLES[style]
+    found = _named(_with((FORWARD_QKV, lines)), "SelfAttentionHead")
+    assert len(found) == 1 and isinstance(found[0], Observed), found
+    assert (found[0].id, found[0].exercise) == ("parameter_without_gradient", "SelfAttentionHead")
+    text = found[0].explanation
+    assert f"no gradient reaches `{unused}.weight`" in text and f"does not depend on `{unused}`" in text
+    assert set(re.findall(r"`(\w+)\.weight`", text)) == {unused}, text
+
+
+STAGES = ["        q = self.query(x)  # (B, T, hs)", "        k = self.key(x)  # (B, T, hs)",
+          "        v = self.value(x)  # (B, T, hs)",
+          "        wei = q @ k.transpose(-2, -1) * self.head_size**-0.5  # (B, T, T)",
+          '        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))',
+          "        wei = torch.softmax(wei, dim=-1)"]
+CUT = {"q": {"query"}, "k": {"key"}, "v": {"value"}, "wei": {"query", "key"}}
+
+
+def _cut_variants() -> list[tuple[str, str, set[str]]]:
+    found = []
+    for line in STAGES:
+        name, value = (s.strip() for s in line.split("#")[0].split("=", 1))
+        found.append((f"{name} = ... in torch.no_grad()",
+                      _with((line, f"        with torch.no_grad():\n    {line}")), CUT[name]))
+        found.append((f"{name} = ... .detach()", _with((line, f"        {name} = ({value}).detach()")), CUT[name]))
+        found.append((f"{name} = ... .detach().clone()", _with((line, f"        {name} = ({value}).detach().clone()")),
+                      CUT[name]))
+    return found
+
+
+@pytest.mark.parametrize("how, source, cut", _cut_variants(), ids=[how for how, _, _ in _cut_variants()])
+def test_a_stage_of_forward_without_autograd_is_named_by_the_parameters_it_cuts(how, source, cut):
+    found = _named(source, "SelfAttentionHead")
+    assert len(found) == 1 and isinstance(found[0], Observed), (how, found)
+    assert (found[0].id, found[0].exercise) == ("gradient_cut", "SelfAttentionHead")
+    text = found[0].explanation
+    assert text.startswith("your `SelfAttentionHead` gives the right values, but no gradient reaches ")
+    assert set(re.findall(r"`(\w+)\.weight`", text)) == cut, text
+    assert "torch.no_grad() or after .detach()" in text
+
+
+HEAD_INIT = ("        self.query = nn.Linear(d_model, head_size, bias=False)\n"
+             "        self.key = nn.Linear(d_model, head_size, bias=False)\n"
+             "        self.value = nn.Linear(d_model, head_size, bias=False)\n")
+PLAIN_LISTS = {
+    "comprehension": "        self.heads = [SelfAttentionHead(d_model, head_size, context_length, dropout) for _ in range(n_heads)]\n",
+    "list()": "        self.heads = list(SelfAttentionHead(d_model, head_size, context_length, dropout) for _ in range(n_heads))\n",
+    "append": ("        self.heads = []\n        for _ in range(n_heads):\n"
+               "            self.heads.append(SelfAttentionHead(d_model, head_size, context_length, dropout))\n"),
+}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))), ids=str)
+@pytest.mark.parametrize("style", PLAIN_LISTS)
+def test_heads_in_a_plain_list_are_named_whatever_order_the_head_builds_its_projections(style, order):
+    """The heads' weights are never loaded, so their values come from the order the head creates its
+    projections in: outputs computed with weights unlike the variant's are compared by kind only."""
+    lines = HEAD_INIT.splitlines(keepends=True)
+    source = _with((HEAD_INIT, "".join(lines[i] for i in order)), (MHA_HEADS, PLAIN_LISTS[style]))
+    mistakes = tuple(m for m in load_catalogue("attention-modules") if m.exercise == "MultiHeadAttention")
+    found = _named(source, "MultiHeadAttention", seeds=(0,), mistakes=mistakes)
+    assert [m.id for m in found] == ["mha_heads_python_list"], found
+
+
+MODULE_ALTERNATIVES = [c for c in corpus("alternatives") if c.assignment == "attention-modules"]
+
+
+@pytest.mark.parametrize("case", MODULE_ALTERNATIVES, ids=lambda c: c.id)
+@pytest.mark.parametrize("cls", ["SelfAttentionHead", "MultiHeadAttention"])
+def test_correct_modules_are_never_named(case, cls):
+    mistakes = load_catalogue("attention-modules")
+    assert _named(case.source(), cls, mistakes=mistakes) == [], case.id
+
+
+@pytest.mark.parametrize("cls", ["SelfAttentionHead", "MultiHeadAttention"])
+def test_the_reference_is_never_named(cls):
+    assert _named(SOURCE, cls, seeds=(0, 1, 2), mistakes=load_catalogue("attention-modules")) == []
