@@ -150,3 +150,35 @@ def test_correct_modules_are_never_named(case, cls):
 @pytest.mark.parametrize("cls", ["SelfAttentionHead", "MultiHeadAttention"])
 def test_the_reference_is_never_named(cls):
     assert _named(SOURCE, cls, seeds=(0, 1, 2), mistakes=load_catalogue("attention-modules")) == []
+
+
+SANDBOXED = {
+    # (assignment, edits to the reference, exercise, id, words the sentence holds)
+    "v from key": ("attention-modules", (("v = self.value(x)", "v = self.key(x)"),), "SelfAttentionHead",
+                   "parameter_without_gradient", "no gradient reaches `value.weight`"),
+    "mask in no_grad": ("attention-modules",
+                        (('        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))',
+                          '        with torch.no_grad():\n            wei = wei.masked_fill(self.tril[:T, :T] == 0, '
+                          'float("-inf"))'),), "SelfAttentionHead", "gradient_cut",
+                        "no gradient reaches `query.weight` and `key.weight`"),
+    "tril parameter": ("attention-modules", ((TRIL, TRIL_AS_PARAMETER["nn.Parameter"]),), "SelfAttentionHead",
+                       "buffer_as_parameter", "registers `tril` as an nn.Parameter"),
+    "scores detached": ("attention", (("    scores = attention_scores(q, k)  # (..., T, T)",
+                                       "    scores = attention_scores(q, k).detach().clone()"),), "attention",
+                        "gradient_cut", "no gradient flows back from it to `q`, `k` and `v`"),
+}
+
+
+@pytest.mark.parametrize("case", SANDBOXED)
+def test_the_sandboxed_child_reports_what_names_it(case, grade):
+    """Through the real sandbox: the child's probe reports the parameters' gradients, and the card names
+    the relation once, in the exercise whose code has it."""
+    assignment, edits, exercise, mistake, words = SANDBOXED[case]
+    source = REFERENCE[assignment].read_text()
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    card = grade(source, assignment)
+    named = [d for d in card.diagnoses if d.exercise == exercise]
+    assert [d.id for d in named] == [mistake], card.diagnoses
+    assert words in named[0].text and named[0].text.startswith("Likely mistake: ")
