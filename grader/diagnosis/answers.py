@@ -175,7 +175,7 @@ def same(a: Answer, b: Answer, words: bool = True) -> bool:
     # list): its values say nothing of the mistake, only their dtype, shape and device do.
     values = a.weights == () == b.weights or _same_weights(a, b)
     return all(_agree(x, y) if values else x[0] == y[0] for x, y in zip(a.compared, b.compared)) and (
-        gradients.grads_agree(a.grads, b.grads, _close))
+        gradients.grads_agree(a.grads, b.grads))
 
 
 def _same_weights(a: Answer, b: Answer) -> bool:

@@ -9,9 +9,12 @@ or a variant, the same way, tells apart code whose values are right but whose gr
 forward does not use).
 
 Gradients are named pairs: ``("input 0", g)`` for the first differentiated argument of a call, ``("x", g)``
-for a probe's input, ``("param:value.weight", g)`` for a parameter. A gradient of None (no path in autograd)
-and one of zeros are the same answer: both say "nothing reaches this input"; any other gradient is compared
-within the dtype's tolerance.
+for a probe's input, ``("param:value.weight", g)`` for a parameter. Two answers' gradients agree when the same
+inputs and parameters are reached: a gradient of None (no path in autograd) and one of zeros are the same
+answer, "nothing reaches it", and differ from any other. Their values are not compared: code that computes
+the same values another way (a row max left attached, ``torch.where`` for a clamp at zero weights) has other
+gradients where the values do not depend on them, or where the answer is already wrong; that says nothing of
+which mistake it is, while a gradient that reaches nothing does.
 
 Cost: a replay with gradients runs autograd in the judge, several times dearer than a plain replay, so the
 diagnoser holds these requests back (``is_gradient_request``): it orders them after every plain request of the
@@ -116,17 +119,10 @@ def no_gradient(g: Any) -> bool:
     return g is None or (isinstance(g, torch.Tensor) and g.device.type != "meta" and not bool(torch.any(g != 0)))
 
 
-def grads_agree(a: NamedGrads, b: NamedGrads, close: Callable[[Any, Any], bool]) -> bool:
-    """The same names in the same order, and each pair alike: both no gradient, or close values."""
-    if [n for n, _ in a] != [n for n, _ in b]:
-        return False
-    for (_, x), (_, y) in zip(a, b):
-        if no_gradient(x) or no_gradient(y):
-            if not (no_gradient(x) and no_gradient(y)):
-                return False
-        elif not close(x, y):
-            return False
-    return True
+def grads_agree(a: NamedGrads, b: NamedGrads) -> bool:
+    """The same names in the same order, and each reached by both or by neither (module docstring)."""
+    return [n for n, _ in a] == [n for n, _ in b] and all(
+        no_gradient(x) == no_gradient(y) for (_, x), (_, y) in zip(a, b))
 
 
 def module_weights(module: torch.nn.Module, hidden: bool) -> tuple[tuple[str, torch.Tensor], ...] | None:
