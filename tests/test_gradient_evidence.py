@@ -119,7 +119,7 @@ def test_a_stage_without_autograd_is_named_where_the_values_are_right(fn, how, s
         return
     assert len(observed) == 1 and observed[0].exercise == fn, (how, found)
     text = observed[0].explanation
-    assert text.startswith(f"your `{fn}` gives the right values, but ") and "torch.no_grad() or after .detach()" in text
+    assert text.startswith(f"your `{fn}` gives the right values, but ") and "inside torch.no_grad(), after .detach()" in text
     names = list(inspect.signature(getattr(reference, fn)).parameters)
     quoted = set(re.findall(r"`(\w+)`", text.split(": part of")[0])) - {fn}
     assert quoted and quoted <= set(names), (text, names)

@@ -13,11 +13,13 @@ import itertools
 import re
 
 import pytest
+import torch
 
-from grader.diagnosis.catalogue import load_catalogue
+from grader.diagnosis.catalogue import Mistake, load_catalogue
 from grader.diagnosis.observed import Observed
 from tests.corpus_cases import corpus
-from tests.gradient_requests import REFERENCE, diagnosed, module_requests, namespace
+from tests.gradient_requests import (B, CTX, D_MODEL, HEAD, REFERENCE, T, answered, diagnosed, module_requests, namespace,
+                                     reference_params)
 
 SOURCE = REFERENCE["attention-modules"].read_text()
 TRIL = 'self.register_buffer("tril", torch.tril(torch.ones(context_length, context_length)))'
@@ -111,7 +113,7 @@ def test_a_stage_of_forward_without_autograd_is_named_by_the_parameters_it_cuts(
     text = found[0].explanation
     assert text.startswith("your `SelfAttentionHead` gives the right values, but no gradient reaches ")
     assert set(re.findall(r"`(\w+)\.weight`", text)) == cut, text
-    assert "torch.no_grad() or after .detach()" in text
+    assert "inside torch.no_grad(), after .detach()" in text
 
 
 HEAD_INIT = ("        self.query = nn.Linear(d_model, head_size, bias=False)\n"
@@ -182,3 +184,58 @@ def test_the_sandboxed_child_reports_what_names_it(case, grade):
     named = [d for d in card.diagnoses if d.exercise == exercise]
     assert [d.id for d in named] == [mistake], card.diagnoses
     assert words in named[0].text and named[0].text.startswith("Likely mistake: ")
+
+
+DROP_AFTER = ("        wei = torch.softmax(wei, dim=-1)\n        wei = self.dropout(wei)  # active only in training mode\n")
+DROPOUT_MOVED = {  # where the operators' "stage one step earlier" puts the reference's dropout
+    "before the softmax": "        wei = self.dropout(wei)\n        wei = torch.softmax(wei, dim=-1)\n",
+}
+DROPOUT_STUDENTS = {
+    "reference style": "",
+    "matmul, bool mask, F.softmax": '''
+
+import torch.nn.functional as F
+
+
+class SelfAttentionHead(SelfAttentionHead):  # noqa: F811 - the same __init__, another forward
+    def forward(self, x):
+        T = x.size(1)
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        scores = torch.matmul(q, k.transpose(1, 2)) / (self.head_size ** 0.5)
+        scores = scores.masked_fill(~self.tril[:T, :T].bool(), float("-inf"))
+        scores = self.dropout(scores)
+        return torch.matmul(F.softmax(scores, dim=-1), v)
+''',
+    "einsum, where": '''
+
+class SelfAttentionHead(SelfAttentionHead):  # noqa: F811 - the same __init__, another forward
+    def forward(self, x):
+        T = x.shape[-2]
+        q, k, v = self.query(x), self.key(x), self.value(x)
+        wei = torch.einsum("btd,bsd->bts", q, k) * self.head_size ** -0.5
+        wei = torch.where(self.tril[:T, :T] == 0, torch.full_like(wei, float("-inf")), wei)
+        return torch.einsum("bts,bsd->btd", self.dropout(wei).softmax(-1), v)
+''',
+}
+
+
+@pytest.mark.parametrize("style", DROPOUT_STUDENTS)
+@pytest.mark.parametrize("where", DROPOUT_MOVED)
+def test_dropout_moved_before_the_softmax_is_matched_by_a_variant_that_moves_it(where, style):
+    """A student's dropout on the masked scores, written several ways, gives the answers of the variant that
+    moves the reference's dropout one stage earlier (NaN where a dropped -inf is 0 * inf, the same draws):
+    the evidence is enough once an operator makes that variant; written here, as the operators are not."""
+    if style == "reference style":
+        source = _with((DROP_AFTER, DROPOUT_MOVED[where]))
+    else:
+        source = SOURCE + DROPOUT_STUDENTS[style]
+    moved = Mistake("dropout_moved", "attention-modules", "SelfAttentionHead", "dropout before the softmax",
+                    "Drop the weights after the softmax.", ((DROP_AFTER, DROPOUT_MOVED[where]),))
+    ns = namespace(source, "_student_dropout")
+    requests = [r for seed in (0, 1) for r in module_requests(ns, "SelfAttentionHead", seed)]
+    x = torch.randn(B, T, D_MODEL, generator=torch.Generator().manual_seed(5))
+    requests += [answered(ns, {"op": "probe", "cls": "SelfAttentionHead", "args": [D_MODEL, HEAD, CTX, p], "seed": s,
+                               "build_seed": 1, "mode": "train", "params": reference_params("SelfAttentionHead", 1),
+                               "inputs": [x]}) for p in (0.25, 0.5) for s in (3, 4)]
+    found = diagnosed("attention-modules", "SelfAttentionHead", requests, (moved, *load_catalogue("attention-modules")))
+    assert [m.id for m in found] == ["dropout_moved"], found

@@ -131,13 +131,15 @@ def module_weights(module: torch.nn.Module, hidden: bool) -> tuple[tuple[str, to
     return None if hidden else tuple(sorted((k, v.detach()) for k, v in module.state_dict().items()))
 
 
+_MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
+
+
 def hidden_modules(module: torch.nn.Module) -> bool:
     """Whether an attribute of some submodule holds modules in a plain list, tuple or dict (as the child's
     ``plain_containers`` sees it): their parameters are missing from state_dict."""
-    internals = vars(torch.nn.Module()).keys()
     for m in module.modules():
         for name, v in vars(m).items():
-            if name in internals or type(v) not in (list, tuple, dict):
+            if name in _MODULE_INTERNALS or type(v) not in (list, tuple, dict):
                 continue
             items = v.values() if type(v) is dict else v
             if any(isinstance(i, torch.nn.Module) for i in items):

@@ -29,7 +29,8 @@ Evidence = tuple[dict[str, Any], str, Answer]
 ReferenceAnswer = Callable[[dict[str, Any], str], Answer]
 
 CUT = "the gradient is cut"
-NO_AUTOGRAD = "part of the computation runs without autograd (inside torch.no_grad() or after .detach())"
+NO_AUTOGRAD = ("part of the computation runs outside autograd (inside torch.no_grad(), after .detach(), or through a "
+               "value rebuilt with .item(), .numpy() or torch.tensor(...))")
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ def _kind_exchanged(exercise: str, pairs: Sequence[tuple[dict[str, Any], Answer,
             if as_param.get(name) == shape and name not in as_buffer:
                 return Observed("buffer_as_parameter", exercise, f"`{name}` registered as a parameter, not a buffer",
                                 f"your `{exercise}` registers `{name}` as an nn.Parameter, where the reference keeps it "
-                                "as a buffer: a parameter is trained by the optimizer and counted by .parameters(), and "
-                                f"`{name}` is a fixed tensor (the causal mask), not a weight to learn. Register it with "
+                                "as a buffer: a buffer is saved in state_dict and moved by .to() but never trained, while "
+                                "a parameter is trained by the optimizer and counted by .parameters(). Register it with "
                                 f"self.register_buffer(...). For example, {shown} has the parameter `{name}` "
                                 "and no buffer of that name.")
         for name, shape in ref_param.items():
@@ -147,12 +148,14 @@ def _unused_parameter(exercise: str, pairs: Sequence[tuple[dict[str, Any], Answe
             continue
         names = [f"`{n.removeprefix(PARAM)}`" for n in missing]
         parts = sorted({n.removeprefix(PARAM).rsplit(".", 1)[0] for n in missing})
+        roles = {p.rsplit(".", 1)[-1] for p in parts} <= {"query", "key", "value"}
+        fix = ("compute the query, key and value each with its own projection" if roles
+               else f"use {_listed([f'`{p}`' for p in parts])} in forward")
         return Observed("parameter_without_gradient", exercise, f"{names[0]} gets no gradient",
                         f"in your `{exercise}` no gradient reaches {_listed(names)}: the output does not depend on "
                         f"{_listed([f'`{p}`' for p in parts])} through autograd, so training would never change "
                         f"{'it' if len(names) == 1 else 'them'}. A projection that forward never uses (another one "
-                        "computing its tensor in its place) or one used without autograd does this: compute the query, "
-                        "key and value each with its own projection. For example, "
+                        f"computing its tensor in its place) or one used without autograd does this: {fix}. For example, "
                         f"{call_text(message)} with a gradient asked gives no gradient for {names[0]}, where the "
                         "reference's gradient reaches it.")
     return None
