@@ -113,7 +113,7 @@ def test_a_stage_without_autograd_is_named_where_the_values_are_right(fn, how, s
     cut = [(mine, ref) for mine, ref in grads if mine.raised or any(
         no_gradient(g) and not no_gradient(e) for (_, g), (_, e) in zip(mine.grads, ref.grads))]
     found = diagnosed("attention", fn, requests)
-    observed = [m for m in found if isinstance(m, Observed) and m.id == "gradient_cut"]
+    observed = [m for m in found if isinstance(m, Observed) and m.kind == "gradient_cut"]
     if not (values_right and cut):
         assert not observed, (how, found)
         return

@@ -58,7 +58,7 @@ TRIL_AS_PARAMETER = {
 def test_a_mask_kept_as_a_parameter_is_named_from_the_structure(style):
     found = _named(_with((TRIL, TRIL_AS_PARAMETER[style])), "SelfAttentionHead")
     assert len(found) == 1 and isinstance(found[0], Observed), found
-    assert (found[0].id, found[0].exercise) == ("buffer_as_parameter", "SelfAttentionHead")
+    assert (found[0].kind, found[0].exercise) == ("buffer_as_parameter", "SelfAttentionHead")
     text = found[0].explanation
     assert "registers `tril` as an nn.Parameter" in text and "buffer" in text and "has the parameter `tril`" in text
 
@@ -79,7 +79,7 @@ def test_a_projection_forward_never_uses_is_named_by_its_missing_gradient(style)
     lines, unused = TWO_ROLES[style]
     found = _named(_with((FORWARD_QKV, lines)), "SelfAttentionHead")
     assert len(found) == 1 and isinstance(found[0], Observed), found
-    assert (found[0].id, found[0].exercise) == ("parameter_without_gradient", "SelfAttentionHead")
+    assert (found[0].kind, found[0].exercise) == ("parameter_without_gradient", "SelfAttentionHead")
     text = found[0].explanation
     assert f"no gradient reaches `{unused}.weight`" in text and f"does not depend on `{unused}`" in text
     assert set(re.findall(r"`(\w+)\.weight`", text)) == {unused}, text
@@ -109,7 +109,7 @@ def _cut_variants() -> list[tuple[str, str, set[str]]]:
 def test_a_stage_of_forward_without_autograd_is_named_by_the_parameters_it_cuts(how, source, cut):
     found = _named(source, "SelfAttentionHead")
     assert len(found) == 1 and isinstance(found[0], Observed), (how, found)
-    assert (found[0].id, found[0].exercise) == ("gradient_cut", "SelfAttentionHead")
+    assert (found[0].kind, found[0].exercise) == ("gradient_cut", "SelfAttentionHead")
     text = found[0].explanation
     assert text.startswith("your `SelfAttentionHead` gives the right values, but no gradient reaches ")
     assert set(re.findall(r"`(\w+)\.weight`", text)) == cut, text
@@ -157,17 +157,17 @@ def test_the_reference_is_never_named(cls):
 SANDBOXED = {
     # (assignment, edits to the reference, exercise, id, words the sentence holds)
     "v from key": ("attention-modules", (("v = self.value(x)", "v = self.key(x)"),), "SelfAttentionHead",
-                   "parameter_without_gradient", "no gradient reaches `value.weight`"),
+                   "parameter_without_gradient-SelfAttentionHead", "no gradient reaches `value.weight`"),
     "mask in no_grad": ("attention-modules",
                         (('        wei = wei.masked_fill(self.tril[:T, :T] == 0, float("-inf"))',
                           '        with torch.no_grad():\n            wei = wei.masked_fill(self.tril[:T, :T] == 0, '
-                          'float("-inf"))'),), "SelfAttentionHead", "gradient_cut",
-                        "no gradient reaches `query.weight` and `key.weight`"),
+                          'float("-inf"))'),), "SelfAttentionHead", "gradient_cut-SelfAttentionHead",
+                        "no gradient reaches `key.weight` and `query.weight`"),
     "tril parameter": ("attention-modules", ((TRIL, TRIL_AS_PARAMETER["nn.Parameter"]),), "SelfAttentionHead",
-                       "buffer_as_parameter", "registers `tril` as an nn.Parameter"),
+                       "buffer_as_parameter-SelfAttentionHead", "registers `tril` as an nn.Parameter"),
     "scores detached": ("attention", (("    scores = attention_scores(q, k)  # (..., T, T)",
                                        "    scores = attention_scores(q, k).detach().clone()"),), "attention",
-                        "gradient_cut", "no gradient flows back from it to `q`, `k` and `v`"),
+                        "gradient_cut-attention", "no gradient flows back from it to `q`, `k` and `v`"),
 }
 
 
@@ -239,3 +239,22 @@ def test_dropout_moved_before_the_softmax_is_matched_by_a_variant_that_moves_it(
                                "inputs": [x]}) for p in (0.25, 0.5) for s in (3, 4)]
     found = diagnosed("attention-modules", "SelfAttentionHead", requests, (moved, *load_catalogue("attention-modules")))
     assert [m.id for m in found] == ["dropout_moved"], found
+
+
+BUGS_IN_ANY_ORDER = {  # a catalogued mistake of the head, as a student writes it (the catalogue's id)
+    "head_scale_by_d_model": ("        wei = q @ k.transpose(-2, -1) * self.head_size**-0.5  # (B, T, T)\n",
+                              "        wei = q @ k.transpose(-2, -1) * C**-0.5\n"),
+    "head_no_scaling": ("        wei = q @ k.transpose(-2, -1) * self.head_size**-0.5  # (B, T, T)\n",
+                        "        wei = torch.matmul(q, k.transpose(1, 2))\n"),
+}
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))), ids=str)
+@pytest.mark.parametrize("mistake", BUGS_IN_ANY_ORDER)
+def test_a_head_built_in_any_order_is_named_as_in_the_references_order(mistake, order):
+    """The order a module creates its parameters in changes the weights a check does not load and the order
+    autograd lists their gradients in; neither is part of a mistake, so neither hides one."""
+    lines = HEAD_INIT.splitlines(keepends=True)
+    source = _with((HEAD_INIT, "".join(lines[i] for i in order)), BUGS_IN_ANY_ORDER[mistake])
+    mistakes = tuple(m for m in load_catalogue("attention-modules") if m.exercise == "SelfAttentionHead")
+    assert [m.id for m in _named(source, "SelfAttentionHead", seeds=(0,), mistakes=mistakes)] == [mistake]

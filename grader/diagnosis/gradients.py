@@ -98,7 +98,8 @@ def probe_grads(module: torch.nn.Module, x: torch.Tensor, out: Any, cotangent: t
         return ()
     params = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
     grads = torch.autograd.grad(out, [x, *(p for _, p in params)], cotangent.to(out.dtype), allow_unused=True)
-    return (("x", _plain(grads[0])),) + tuple((PARAM + n, _plain(g)) for (n, _), g in zip(params, grads[1:]))
+    named = sorted(((PARAM + n, _plain(g)) for (n, _), g in zip(params, grads[1:])), key=lambda p: p[0])  # any order built
+    return (("x", _plain(grads[0])),) + tuple(named)
 
 
 def _plain(g: torch.Tensor | None) -> torch.Tensor | None:
@@ -111,7 +112,7 @@ def student_probe_grads(facts: dict[str, Any]) -> NamedGrads:
     params = facts.get("parameter_grads")
     if not inputs or not isinstance(params, dict):
         return ()
-    return (("x", inputs[0]),) + tuple((PARAM + str(n), g) for n, g in params.items())
+    return (("x", inputs[0]),) + tuple(sorted(((PARAM + str(n), g) for n, g in params.items()), key=lambda p: p[0]))
 
 
 def no_gradient(g: Any) -> bool:
@@ -126,9 +127,10 @@ def grads_agree(a: NamedGrads, b: NamedGrads) -> bool:
 
 
 def module_weights(module: torch.nn.Module, hidden: bool) -> tuple[tuple[str, torch.Tensor], ...] | None:
-    """The module's state_dict as built and loaded, or None when some of its modules are hidden from it
-    (``hidden``: held in a plain list or dict), so its weights cannot all be seen."""
-    return None if hidden else tuple(sorted((k, v.detach()) for k, v in module.state_dict().items()))
+    """The module's parameters as built and loaded, or None when some of its modules are hidden from it
+    (``hidden``: held in a plain list or dict), so its weights cannot all be seen. Buffers are left out: a
+    causal mask kept as bools computes what one kept as floats does."""
+    return None if hidden else tuple(sorted((k, v.detach()) for k, v in module.named_parameters()))
 
 
 _MODULE_INTERNALS = frozenset(vars(torch.nn.Module()))
@@ -148,8 +150,11 @@ def hidden_modules(module: torch.nn.Module) -> bool:
 
 
 def student_weights(facts: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
-    """A probe reply's weights, as ``module_weights`` gives them (None where modules are hidden or unsaid)."""
-    saved = facts.get("state_dict")
-    if facts.get("plain_containers") or not isinstance(saved, dict):
+    """A probe reply's weights, as ``module_weights`` gives them (None where modules are hidden or unsaid): its
+    parameters' values, read from its state_dict (a parameter is always saved there)."""
+    saved, params = facts.get("state_dict"), facts.get("parameters")
+    if facts.get("plain_containers") or not isinstance(saved, dict) or not isinstance(params, dict):
         return None
-    return tuple(sorted(saved.items()))
+    if any(name not in saved for name in params):
+        return None
+    return tuple(sorted((name, saved[name]) for name in params))

@@ -33,14 +33,28 @@ NO_AUTOGRAD = ("part of the computation runs outside autograd (inside torch.no_g
                "value rebuilt with .item(), .numpy() or torch.tensor(...))")
 
 
+KINDS = ("buffer_as_parameter", "parameter_as_buffer", "gradient_cut", "parameter_without_gradient")
+
+
 @dataclass(frozen=True)
 class Observed:
     """A mistake read from the answers: ``explanation`` is the whole sentence a student reads."""
 
-    id: str
+    kind: str  # one of KINDS
     exercise: str
     title: str
     explanation: str
+
+    @property
+    def id(self) -> str:
+        """``<kind>-<exercise>``: the exercise whose answers show it (``exercise_of`` reads it back)."""
+        return f"{self.kind}-{self.exercise}"
+
+
+def exercise_of(mistake_id: str) -> str | None:
+    """The exercise an observed mistake's id names, or None for any other id."""
+    kind, _, exercise = mistake_id.partition("-")
+    return exercise if kind in KINDS and exercise else None
 
 
 def observations(failing: set[str], evidence: Mapping[str, Sequence[Evidence]], reference: ReferenceAnswer,
