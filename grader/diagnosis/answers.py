@@ -99,10 +99,6 @@ def student_answer(message: dict[str, Any], reply: dict[str, Any]) -> Answer:
     return Answer(outputs=_flat(reply.get("value")), modified=modified, grads=grads)
 
 
-def _clone(x: Any) -> Any:
-    return x.clone() if isinstance(x, torch.Tensor) else x
-
-
 def replay(module: ModuleType, message: dict[str, Any]) -> Answer:
     """Answer ``message`` with ``module`` (the reference or a variant), in the judge.
 
