@@ -102,7 +102,7 @@ def _kind_exchanged(exercise: str, pairs: Sequence[tuple[dict[str, Any], Answer,
                 return Observed("buffer_as_parameter", exercise, f"`{name}` registered as a parameter, not a buffer",
                                 f"your `{exercise}` registers `{name}` as an nn.Parameter, where the reference keeps it "
                                 "as a buffer: a buffer is saved in state_dict and moved by .to() but never trained, while "
-                                "a parameter is trained by the optimizer and counted by .parameters(). Register it with "
+                                "a parameter is handed to the optimizer and counted by .parameters(). Register it with "
                                 f"self.register_buffer(...). For example, {shown} has the parameter `{name}` "
                                 "and no buffer of that name.")
         for name, shape in ref_param.items():
