@@ -258,3 +258,21 @@ def test_a_head_built_in_any_order_is_named_as_in_the_references_order(mistake, 
     source = _with((HEAD_INIT, "".join(lines[i] for i in order)), BUGS_IN_ANY_ORDER[mistake])
     mistakes = tuple(m for m in load_catalogue("attention-modules") if m.exercise == "SelfAttentionHead")
     assert [m.id for m in _named(source, "SelfAttentionHead", seeds=(0,), mistakes=mistakes)] == [mistake]
+
+
+def test_a_relation_says_the_same_to_every_student(tmp_path, server):
+    """The gradient requests come from hidden checks (each student's own inputs): the sentence that names a
+    cut gradient quotes none of them, so two students with the same code read the same words."""
+    from grader import api
+
+    secret = tmp_path / "course.secret"
+    secret.write_text("a course secret of more than sixteen bytes\n")
+    assignment, edits, exercise, mistake, words = SANDBOXED["scores detached"]
+    source = REFERENCE[assignment].read_text().replace(*edits[0])
+    path = tmp_path / "attention.py"
+    path.write_text(source)
+    with api.Grader(assignment, course_secret_file=secret, server=server) as grader:
+        assert grader.input_seed("alice") != grader.input_seed("bob")
+        texts = [{d.exercise: d.text for d in grader.grade(path, student).diagnoses} for student in ("alice", "bob")]
+    assert texts[0] == texts[1] and words in texts[0][exercise], texts
+    assert "float64[" not in texts[0][exercise]

@@ -10,8 +10,9 @@ between the student's answers and the reference's on the same requests, whatever
 - **a tensor of another kind**: a name the reference registers as a buffer is a parameter (or the
   other way round), with the same shape.
 
-Each is said in the lesson's words, from what this student's answers showed, with one request as
-evidence. They are looked for only for an exercise that fails and that no variant explains
+Each is said in the lesson's words, from what this student's answers showed. A structure is shown on the
+request that built the module (the checks' own sizes); a gradient is told without its inputs, which come
+from hidden checks (the student's own inputs), so the sentence is the same for every student. They are looked for only for an exercise that fails and that no variant explains
 (``Diagnoser.diagnose``): a variant's name, written for its mistake, is always preferred.
 """
 
@@ -96,7 +97,7 @@ def _kind_exchanged(exercise: str, pairs: Sequence[tuple[dict[str, Any], Answer,
         as_buffer = {n: s for n, s, _ in buffers}
         ref_param = dict(ref_params)
         ref_buffer = {n: s for n, s, _ in ref_buffers}
-        shown = call_text(message)
+        shown = call_text({**message, "inputs": None})  # as built: the structure is the evidence, not a forward
         for name, shape in ref_buffer.items():
             if as_param.get(name) == shape and name not in as_buffer:
                 return Observed("buffer_as_parameter", exercise, f"`{name}` registered as a parameter, not a buffer",
@@ -144,9 +145,8 @@ def _cut(exercise: str, pairs: Sequence[tuple[dict[str, Any], Answer, Answer]], 
             seen = f"no gradient for {names[0]}"
         return Observed("gradient_cut", exercise, f"the right values, but {cut}",
                         f"your `{exercise}` gives the right values, but {cut}: {NO_AUTOGRAD}. Compute every step with "
-                        f"ordinary tensor operations, so that autograd follows it. For example, {call_text(message)} "
-                        f"with a gradient asked gives {seen}, where the reference's gradient reaches "
-                        f"{'them' if answer.raised and len(names) > 1 else 'it'}.")
+                        f"ordinary tensor operations, so that autograd follows it. Asked for a gradient, your code gives "
+                        f"{seen}, where the reference's gradient reaches {'them' if answer.raised and len(names) > 1 else 'it'}.")
     return None
 
 
@@ -169,9 +169,8 @@ def _unused_parameter(exercise: str, pairs: Sequence[tuple[dict[str, Any], Answe
                         f"in your `{exercise}` no gradient reaches {_listed(names)}: the output does not depend on "
                         f"{_listed([f'`{p}`' for p in parts])} through autograd, so training would never change "
                         f"{'it' if len(names) == 1 else 'them'}. A projection that forward never uses (another one "
-                        f"computing its tensor in its place) or one used without autograd does this: {fix}. For example, "
-                        f"{call_text(message)} with a gradient asked gives no gradient for {names[0]}, where the "
-                        "reference's gradient reaches it.")
+                        f"computing its tensor in its place) or one used without autograd does this: {fix}. Asked for a "
+                        f"gradient, your module gives none for {names[0]}, where the reference's gradient reaches it.")
     return None
 
 
