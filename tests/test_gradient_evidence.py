@@ -84,7 +84,16 @@ def _stage_variants() -> list[tuple[str, str, str]]:
                 value = ast.get_source_segment(SOURCE, stmt.value)
                 detached = lines[:i] + [f"{pad}{stmt.targets[0].id} = ({value}).detach()"] + lines[i + 1:]
                 found.append((fn.name, f"line {stmt.lineno} detached", "\n".join(detached)))
-    return found
+    return [(fn, how, source) for fn, how, source in found if _compiles(source)]
+
+
+def _compiles(source: str) -> bool:
+    """A guarded line the reference's layout does not allow (a statement continued over lines) is left out."""
+    try:
+        compile(source, "<variant>", "exec")
+    except SyntaxError:
+        return False
+    return True
 
 
 VARIANTS = _stage_variants()
@@ -101,10 +110,7 @@ def test_a_stage_without_autograd_is_named_where_the_values_are_right(fn, how, s
     """Where the variant keeps the reference's values and cuts a gradient the reference has, the card names
     the cut in that function, with the inputs autograd no longer reaches; where its gradient is the
     reference's (a detach autograd does not need), or its values differ, no cut is named."""
-    try:
-        ns = namespace(source, "_student_variant")
-    except Exception:  # noqa: BLE001 - a stage that cannot run without autograd is no member of the family
-        pytest.skip("the variant does not load")
+    ns = namespace(source, "_student_variant")
     requests = [r for seed in (0, 1) for r in function_requests(ns, fn, _inputs(fn, seed), _wrt(fn), seed)]
     reference = module_from_source(SOURCE, "_judge_reference")
     plain = [(m, r) for m, r in requests if m["vjp"] is None]
@@ -130,10 +136,9 @@ def test_a_stage_without_autograd_is_named_where_the_values_are_right(fn, how, s
         assert quoted == missing, (text, missing)
 
 
-@pytest.mark.parametrize("case", corpus("alternatives"), ids=lambda c: c.id)
+@pytest.mark.parametrize("case", [c for c in corpus("alternatives") if c.assignment == "attention"], ids=lambda c: c.id)
 def test_correct_alternatives_and_the_reference_are_never_named(case):
-    if case.assignment != "attention":
-        pytest.skip("the module alternatives: tests/test_module_evidence.py")
+    """(The module alternatives: tests/test_module_evidence.py.)"""
     ns = namespace(case.source(), "_student_alternative")
     for fn in FUNCTIONS:
         requests = function_requests(ns, fn, _inputs(fn, 3), _wrt(fn), 3)
