@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 from grader import api  # noqa: E402
 from grader.diagnosis.catalogue import load_catalogue  # noqa: E402
 from grader.diagnosis.family import variants  # noqa: E402
+from grader.diagnosis.observed import exercise_of  # noqa: E402
 from grader.sandbox.client import WorkerServer  # noqa: E402
 from grader.scorecard import Scorecard  # noqa: E402
 from grader.scoring import UNNAMED_ID  # noqa: E402
@@ -89,7 +90,7 @@ def outcome(card: Scorecard, label: Labelled, exercises: dict[str, str]) -> str:
         return "none"
     if label.expected_id and any(d.id == label.expected_id or label.expected_id in {a.id for a in d.also} for d in named):
         return "right"
-    right = [d for d in named if (exercises.get(d.id) or relation_exercise(d.id)) == label.exercise
+    right = [d for d in named if (exercises.get(d.id) or relation_exercise(d.id) or exercise_of(d.id)) == label.exercise
              and (not label.accept or re.search(label.accept, d.text, re.IGNORECASE))]
     return "right" if right else "wrong"
 

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import torch
 
 from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES, all_close
+from grader.diagnosis import gradients
 from grader.sandbox.protocol import DTYPES
 
 Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, its reply)
@@ -29,12 +30,15 @@ Request = tuple[dict[str, Any], dict[str, Any]]  # (message sent to the child, i
 @dataclass(frozen=True)
 class Answer:
     """What one request gave: an exception kind, or the outputs, which inputs were written into,
-    and (for a module) its registered parameters and buffers."""
+    and (for a module) its registered parameters and buffers; for a gradient request the named
+    gradients (``gradients``); for a module the weights it ran with (None: some were hidden)."""
 
     raised: tuple[str, bool, str] | None = None  # (type, device mismatch?, first line with digits as N)
     outputs: tuple[Any, ...] = ()
     modified: tuple[bool, ...] = ()
     structure: tuple[Any, ...] = ()
+    grads: gradients.NamedGrads = ()
+    weights: tuple[tuple[str, Any], ...] | None = ()
 
     @functools.cached_property
     def compared(self) -> tuple[tuple[Any, Any], ...]:
@@ -42,6 +46,11 @@ class Answer:
         against every candidate mistake's, and a mistake's (remembered by the diagnoser) against every
         student's, so the copies to float64 on the CPU are made once, not at each comparison."""
         return tuple(_comparable(x) for x in self.outputs)
+
+    @functools.cached_property
+    def compared_weights(self) -> tuple[tuple[str, tuple[Any, Any]], ...] | None:
+        """The weights as ``same`` compares them, once per answer (None: some were hidden)."""
+        return None if self.weights is None else tuple((n, _comparable(w)) for n, w in self.weights)
 
 
 def _raised(type_name: str, message: str) -> Answer:
@@ -71,8 +80,8 @@ def _modified(before: Sequence[Any], after: Sequence[Any]) -> tuple[bool, ...]:
 
 
 def replayable(message: dict[str, Any]) -> bool:
-    """A plain call or a module probe; not a vector-Jacobian product (gradients are not replayed)."""
-    return (message.get("op") == "call" and message.get("vjp") is None) or message.get("op") == "probe"
+    """A call (with or without a vector-Jacobian product: ``gradients``) or a module probe."""
+    return message.get("op") in ("call", "probe")
 
 
 def student_answer(message: dict[str, Any], reply: dict[str, Any]) -> Answer:
@@ -82,22 +91,23 @@ def student_answer(message: dict[str, Any], reply: dict[str, Any]) -> Answer:
     if message["op"] == "probe":
         facts = reply.get("facts") or {}
         return Answer(outputs=tuple(facts.get("outputs") or ()),
-                      structure=_structure(facts.get("parameters") or {}, facts.get("buffers") or {}))
+                      structure=_structure(facts.get("parameters") or {}, facts.get("buffers") or {}),
+                      grads=gradients.student_probe_grads(facts) if message.get("cotangent") is not None else (),
+                      weights=gradients.student_weights(facts))
     modified = _modified(message["args"], reply.get("args") or []) if message.get("return_args") else ()
-    return Answer(outputs=_flat(reply.get("value")), modified=modified)
-
-
-def _clone(x: Any) -> Any:
-    return x.clone() if isinstance(x, torch.Tensor) else x
+    grads = gradients.named_call_grads(message, reply.get("grads")) if message.get("vjp") is not None else ()
+    return Answer(outputs=_flat(reply.get("value")), modified=modified, grads=grads)
 
 
 def replay(module: ModuleType, message: dict[str, Any]) -> Answer:
     """Answer ``message`` with ``module`` (the reference or a variant), in the judge.
 
     The global RNG is seeded as the child seeds it and restored afterwards,
-    so dropout draws the same numbers and the judge's own state is untouched.
+    so dropout draws the same numbers and the judge's own state is untouched. Autograd runs only
+    for a gradient request (``gradients``), as the child ran it.
     """
-    with torch.random.fork_rng(devices=[]), torch.no_grad(), warnings.catch_warnings():
+    wants_grad = gradients.is_gradient_request(message)
+    with torch.random.fork_rng(devices=[]), torch.set_grad_enabled(wants_grad), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a variant's deprecation warnings say nothing about the student
         seed = int(message.get("seed", 0))
         torch.default_generator.manual_seed(seed)
@@ -105,13 +115,11 @@ def replay(module: ModuleType, message: dict[str, Any]) -> Answer:
             if message["op"] == "probe":
                 torch.default_generator.manual_seed(int(message.get("build_seed", seed)))
                 return _probe(module, message, seed)
-            args = [_clone(a) for a in message["args"]]
-            kwargs = {k: _clone(v) for k, v in message.get("kwargs", {}).items()}
-            value = getattr(module, message["fn"])(*args, **kwargs)
+            value, args, grads = gradients.replay_call(getattr(module, message["fn"]), message)
         except Exception as exc:  # noqa: BLE001 - the variant's exception is the evidence compared
             return _raised(type(exc).__name__, str(exc))
     modified = _modified(message["args"], args) if message.get("return_args") else ()
-    return Answer(outputs=_flat(value), modified=modified)
+    return Answer(outputs=_flat(value), modified=modified, grads=grads)
 
 
 def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
@@ -127,12 +135,20 @@ def _probe(module: ModuleType, message: dict[str, Any], seed: int) -> Answer:
     saved = set(built.state_dict())
     structure = _structure({n: {"shape": p.shape} for n, p in built.named_parameters()},
                            {n: {"shape": b.shape, "persistent": n in saved} for n, b in built.named_buffers()})
-    outputs = []
+    weights = gradients.module_weights(built, gradients.hidden_modules(built))
+    outputs, grads = [], ()
+    cotangent = message.get("cotangent")
     for i, x in enumerate(message.get("inputs") or []):
         torch.default_generator.manual_seed(seed)  # as ``child.probe``: every forward from the request's state
         run = built.get_submodule(str(message["run"])) if message.get("run") else built
-        outputs.append(run(x))
-    return Answer(outputs=tuple(outputs), structure=structure)
+        if i == 0 and cotangent is not None:
+            x = x.detach().requires_grad_(True)
+            out = run(x)
+            grads = gradients.probe_grads(run, x, out, cotangent)
+        else:
+            out = run(x)
+        outputs.append(out.detach() if isinstance(out, torch.Tensor) else out)
+    return Answer(outputs=tuple(outputs), structure=structure, grads=grads, weights=weights)
 
 
 def same(a: Answer, b: Answer, words: bool = True) -> bool:
@@ -149,8 +165,22 @@ def same(a: Answer, b: Answer, words: bool = True) -> bool:
         if a.raised is None or b.raised is None:
             return False
         return a.raised[:2] == b.raised[:2] and (not words or a.raised[2] == b.raised[2])
-    return a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs) and all(
-        _agree(x, y) for x, y in zip(a.compared, b.compared))
+    if not (a.modified == b.modified and a.structure == b.structure and len(a.outputs) == len(b.outputs)):
+        return False
+    # A module that ran with other weights than the other's (built in another order, or hidden in a plain
+    # list): its values say nothing of the mistake, only their dtype, shape and device do.
+    values = a.weights == () == b.weights or _same_weights(a, b)
+    return all(_agree(x, y) if values else x[0] == y[0] for x, y in zip(a.compared, b.compared)) and (
+        gradients.grads_agree(a.grads, b.grads))
+
+
+def _same_weights(a: Answer, b: Answer) -> bool:
+    """Whether two modules computed with the same weights: both fully seen, the same names, close values.
+    Where not (a module built in another order draws the weights a check does not load in another order; one
+    in a plain list is never loaded), its outputs' values say nothing of the mistake."""
+    x, y = a.compared_weights, b.compared_weights
+    return x is not None and y is not None and [n for n, _ in x] == [n for n, _ in y] and all(
+        _agree(u, v) for (_, u), (_, v) in zip(x, y))
 
 
 def _comparable(x: Any) -> tuple[Any, Any]:
@@ -207,7 +237,7 @@ def request_key(message: dict[str, Any]) -> str:
         else:
             digest.update(repr(value).encode())
 
-    feed({k: v for k, v in message.items() if k != "vjp"})
+    feed(message)  # the cotangents too: a gradient request's answer is not its plain call's
     return digest.hexdigest()
 
 

@@ -13,9 +13,10 @@ hand-written catalogue (``catalogue``) and the variants the mutation operators g
 
 Where no catalogued mistake fits, the answers themselves are read for a relation to the reference's
 (``relations``: the reference's results times a size of the inputs, or transformed), named before the
-generated variants. Catalogued mistakes that both match are named together; generated variants that match alike are
-one mistake written several ways. Nothing is guessed. A request that cannot be replayed (a
-vector-Jacobian product) is not evidence either way.
+generated variants; where nothing fits at all, for what they show of gradients and structure (``observed``).
+Catalogued mistakes that both match are named together; generated variants that match alike are
+one mistake written several ways. Nothing is guessed. A gradient request (a vector-Jacobian product,
+a module probe with a cotangent) is replayed too (``gradients``), after the plain ones.
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
+from grader.diagnosis.gradients import is_gradient_request
+from grader.diagnosis.naming import Known, is_pair, named_first
+from grader.diagnosis.observed import Observed, observations
 from grader.diagnosis.relation_search import find as find_relations
 from grader.diagnosis.relations import Relation
-from grader.diagnosis.naming import Known, is_pair, named_first
 from grader.diagnosis.truth import TrueNames
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
@@ -176,12 +179,13 @@ class Diagnoser:
 
     def _discriminating_first(self, evidence: Sequence[Evidence]) -> list[Evidence]:
         """The answers unlike the reference's first: most variants differ from the student there, so the
-        replay of each stops after one request."""
-        def agrees(item: Evidence) -> bool:
+        replay of each stops after one request. Gradient requests come after every plain one: a variant
+        is replayed with autograd only when the plain requests could not rule it out (``gradients``)."""
+        def order(item: Evidence) -> tuple[bool, bool]:
             message, key, answer = item
             ref = self._answer(None, message, key)
-            return same(answer, ref, words=ref.raised is None)
-        return sorted(evidence, key=agrees)
+            return is_gradient_request(message), same(answer, ref, words=ref.raised is None)
+        return sorted(evidence, key=order)
 
     def _gives(self, mistake: Known, evidence: Sequence[Evidence]) -> bool:
         """Whether the variant gives every answer; stops at the first it does not. Where the contract asks
@@ -259,6 +263,12 @@ class Diagnoser:
                 mine += self._relations(exercise, ordered)
             # Two edits only where nothing else fits (pairs.py).
             survivors[exercise] = mine or tuple(m for m in own if is_pair(m) and ordered and self._gives(m, ordered))
+        unexplained = {e for e in failing if not survivors.get(e)}
+        if unexplained:  # nothing known gives the answers: what the answers themselves show (``observed``)
+            if self._uses is None:
+                self._uses = uses(self._module(None))
+            seen = observations(unexplained, evidence, lambda m, k: self._answer(None, m, k), self._module(None), self._uses)
+            survivors.update({e: (o,) for e, o in seen.items()})
         matched = []
         for c in checks:
             own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
@@ -353,7 +363,10 @@ class Diagnoser:
 
     def example(self, mistake: Known, requests: Sequence[Request]) -> str:
         """One request where the student's answer is the variant's and not the reference's, in a sentence:
-        the evidence a student can check by hand. '' when no such request was recorded."""
+        the evidence a student can check by hand. '' when no such request was recorded (or the mistake was
+        read from the answers: its sentence holds its evidence)."""
+        if isinstance(mistake, Observed):
+            return ""
         for message, key, answer in sorted(_evidence(requests), key=lambda e: e[2].raised is not None):  # values first
             ref = self._answer(None, message, key)
             if same(answer, ref, words=ref.raised is None) or not same(answer, self._answer(mistake, message, key),

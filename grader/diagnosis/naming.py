@@ -12,13 +12,14 @@ from typing import Sequence
 
 from grader.diagnosis.catalogue import Mistake
 from grader.diagnosis.family import Variant
+from grader.diagnosis.observed import Observed
 from grader.diagnosis.pairs import TWO_EDITS
 from grader.diagnosis.relations import Relation
 from grader.diagnosis.relations import sentence as relation_sentence
 from grader.diagnosis.truth import TrueNames, fragments, said_titles
 from grader.scorecard import Diagnosis, MistakeName
 
-Known = Mistake | Variant | Relation  # catalogued, generated, or read from the answers: id, exercise, title, explanation
+Known = Mistake | Variant | Relation | Observed  # catalogued, generated, or read from the answers: id, exercise, title, explanation
 
 
 def is_pair(mistake: Known) -> bool:
@@ -48,6 +49,8 @@ def diagnosis(found: Sequence[Known], example: str = "", names: TrueNames | None
     first, *others = named
     titles = said_titles(named, names)
     shown = f" {example}" if example else ""
+    if isinstance(first, Observed):  # read from the answers: its sentence holds its own evidence
+        return Diagnosis(first.id, first.title), f"Likely mistake: {first.explanation}"
     if isinstance(first, Relation):
         return (Diagnosis(first.id, first.title, tuple(MistakeName(m.id, m.title) for m in others)),
                 relation_sentence(named, example))
@@ -69,7 +72,8 @@ def named_first(found: Sequence[Known], names: TrueNames | None = None) -> list[
     """What a card names for ``found``: the catalogued mistakes (their words are written by hand); else a generated
     variant whose title is true of the student's code (``names``: the code it quotes is there, the most precise
     thing to say); else the relations read from the answers (behaviour, true whatever the code); else a
-    generated variant, said as behaviour where its quoted code is not the student's (``diagnosis``)."""
+    generated variant, said as behaviour where its quoted code is not the student's (``diagnosis``); else what
+    the answers show of gradients and structure (``observed``)."""
     catalogued = [m for m in found if isinstance(m, Mistake)]
     relations = [m for m in found if isinstance(m, Relation)]  # ``relation_search.find`` kept only the few equivalent
     generated = sorted((m for m in found if isinstance(m, Variant)), key=lambda v: OPERATOR_ORDER.index(v.operator)
@@ -80,7 +84,7 @@ def named_first(found: Sequence[Known], names: TrueNames | None = None) -> list[
         quoted = next((v for v in generated if names.holds(v)), None)
         if quoted is not None:
             return [quoted]
-    return relations or generated[:1]
+    return relations or generated[:1] or [m for m in found if isinstance(m, Observed)][:1]
 
 
 def representative(found: Sequence[Known], names: TrueNames | None = None) -> Known | None:

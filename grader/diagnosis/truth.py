@@ -197,8 +197,8 @@ class TrueNames:
 
     def holds(self, mistake: Mistake | object) -> bool:
         """Whether every fragment the title claims is in the student's code as often as it must be."""
-        if getattr(mistake, "operator", "") == "relation":
-            return True  # a relation between answers claims no code: its sentence speaks of results
+        if not isinstance(mistake, Mistake) and not hasattr(mistake, "definition"):
+            return True  # read from the answers (a relation, an observation): it claims no code, it speaks of results
         claimed = self.claims(mistake)
         if not claimed:
             return True

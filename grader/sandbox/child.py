@@ -288,8 +288,11 @@ def probe(namespace: dict[str, Any], request: dict) -> dict:
                 with parts:
                     out = run(x)
             if cot is not None and isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(cot.shape):
-                (g,) = torch.autograd.grad(out, x, cot.to(out.dtype), allow_unused=True)
+                # the parameters' gradients too: one that gets none shows a projection forward does not use
+                params = [(n, p) for n, p in run.named_parameters() if p.requires_grad]
+                g, *pg = torch.autograd.grad(out, [x, *(p for _, p in params)], cot.to(out.dtype), allow_unused=True)
                 grads.append(None if g is None else g.detach())
+                facts["parameter_grads"] = {n: None if q is None else q.detach() for (n, _), q in zip(params, pg)}
             outputs.append(_plain(out))
         facts["outputs"] = outputs
         facts["input_grads"] = grads

@@ -3,7 +3,7 @@
 # exercise: bag_of_past
 # message: no gradient flows back
 # clause: general.differentiable
-# diagnosis: none (the values are right; only the gradient check sees it, and gradients are not replayed)
+# diagnosis: bag_of_past_detached
 # why: bag_of_past returns the running mean .detach()-ed, so the values are right but no gradient flows back to v
 # may_fail: none
 
