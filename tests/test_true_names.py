@@ -476,3 +476,26 @@ def test_a_variant_without_an_effect_falls_back_to_a_generic_sentence(kind):
         named, text = diagnosis([v], names=lesson)
         assert named.title == f"a known variant of the reference's `{v.exercise}`", named.title
         assert [ast.unparse(f) for f in fragments(text)] == [v.exercise], text
+
+
+@pytest.mark.parametrize(("drop", "proj"), [("dropout", "proj"), ("drop", "out_proj"), ("attn_drop", "c_proj"),
+                                            ("resid_dropout", "o")])
+@pytest.mark.parametrize("nn_prefix", ["nn.", "torch.nn."])
+def test_two_layers_in_the_other_order_are_said_by_their_kinds(drop, proj, nn_prefix):
+    """The effect names the layers by what they are (from the class's own `self.NAME = nn.KIND(...)`), never by the
+    attribute names a student may not share."""
+    source = (f"import torch\nimport torch.nn as nn\n\n\nclass Block(nn.Module):\n"
+              f"    def __init__(self, d):\n        super().__init__()\n"
+              f"        self.{proj} = {nn_prefix}Linear(d, d)\n        self.{drop} = {nn_prefix}Dropout(0.1)\n\n"
+              f"    def forward(self, x):\n        return self.{drop}(self.{proj}(x))\n")
+    effects = [v.effect for v in variants(source, "a") if v.operator == "stage"]
+    assert effects == ["the linear projection and the dropout applied in the other order"], effects  # whatever the names
+
+
+@pytest.mark.parametrize(("owner", "words"), [("q", "the queries"), ("k", "the keys"), ("x", "the input"), ("zz", "an input")])
+@pytest.mark.parametrize("axis", [-1, -2])
+def test_a_size_from_another_axis_says_which_axes(owner, words, axis):
+    source = f"def f({owner}, other):\n    n = {owner}.shape[{axis}]\n    return {owner} * n\n"
+    effects = {v.effect for v in variants(source, "a") if v.operator == "shape" and "axis" in v.effect}
+    assert effects == {f"a size of {words} read along axis {new} where the lesson reads its axis {axis}"
+                       for new in (-1, -2, 0) if new != axis}, effects

@@ -21,7 +21,7 @@ from typing import Any
 from grader.diagnosis.operators import DIMS, OPERATORS
 from grader.diagnosis.pairs import Slotted, two_edits
 from grader.diagnosis.slips import FUNCTION_SLIPS, SLIPS, updated_name
-from grader.diagnosis.syntax import LESSON_WORDS, Site, expr, in_words, int_value, src
+from grader.diagnosis.syntax import LESSON_WORDS, Site, expr, in_words, int_value, layers_of, src
 
 NODE_OPERATORS = {**OPERATORS, **SLIPS}
 
@@ -179,11 +179,12 @@ def variants(source: str, assignment: str) -> list[Variant]:
         owners = {id(n): f for f in functions for n in ast.walk(f)}
         assigned = {id(f): tuple(dict.fromkeys(n.id for n in ast.walk(f) if isinstance(n, ast.Name)
                                                and isinstance(n.ctx, ast.Store))) for f in functions}
+        layers = layers_of(definition)
         for node, parent, field, index in list(_slots(definition)):
             if parent is None or isinstance(node, (ast.arguments, ast.arg, ast.expr_context)) or _in_docstring(node, parent):
                 continue
             owner = owners.get(id(node), definition)
-            site = Site(definition.name, _params(owner), parent, assigned.get(id(owner), ()))
+            site = Site(definition.name, _params(owner), parent, assigned.get(id(owner), ()), layers)
             for op_name, operator in NODE_OPERATORS.items():
                 for edit in operator(node, site):
                     edited.append((_unparsed_with(definition, parent, field, index, edit.node), op_name, edit.title, edit.fix,

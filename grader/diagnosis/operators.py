@@ -23,7 +23,7 @@ import copy
 from collections.abc import Iterator
 
 from grader.diagnosis.syntax import (FUNCTION_WORDS, REDUCTION_WORDS, Edit, Operator, Site, called, expr, in_words,
-                                     int_value, keyword_of, method, on_self, src, with_fields)
+                                     int_value, keyword_of, layer_words, method, on_self, src, with_fields)
 
 DIMS = (-3, -2, -1, 0, 1, 2)
 REDUCTIONS = ("sum", "mean", "amax", "amin", "prod", "logsumexp")
@@ -171,7 +171,9 @@ def shape_index(node: ast.AST, site: Site) -> Iterator[Edit]:
         if value != index:
             new = copy.deepcopy(node)
             new.slice = expr(str(value))
-            yield Edit(new, f"`{src(new)}` where the lesson uses `{src(node)}`", f"Use `{src(node)}`.", "a size read from another axis than the lesson's")
+            yield Edit(new, f"`{src(new)}` where the lesson uses `{src(node)}`", f"Use `{src(node)}`.",
+                       f"a size of {in_words(owner.id, 'an input')} read along axis {value} where the lesson reads its "
+                       f"axis {index}")
     for other in site.params:
         if other != owner.id and len(other) <= 2:  # the tensors (q, k, v, x), not flags or sizes
             new = copy.deepcopy(node)
@@ -297,8 +299,9 @@ def wrong_stage(node: ast.AST, site: Site) -> Iterator[Edit]:
         inner = node.args[0]
         swapped = ast.Call(copy.deepcopy(inner.func), [ast.Call(copy.deepcopy(node.func), [copy.deepcopy(inner.args[0])], [])],
                            copy.deepcopy(inner.keywords))
-        yield Edit(swapped, f"`{src(inner.func)}` and `{src(node.func)}` applied in the other order",
-                   f"Apply them as `{src(node)}`.", "two layers applied in the other order")
+        first, then = layer_words(site, inner, "one layer"), layer_words(site, node, "the other")
+        yield Edit(swapped, f"`{src(inner.func)}` and `{src(node.func)}` applied in the other order", f"Apply them as `{src(node)}`.",
+                   f"{first} and {then} applied in the other order" if first != then else "two layers applied in the other order")
 
 
 def flag_inverted(node: ast.AST, site: Site) -> Iterator[Edit]:

@@ -51,6 +51,33 @@ class Site:
     params: tuple[str, ...]
     parent: ast.AST | None
     locals: tuple[str, ...] = ()  # names the enclosing function assigns
+    layers: tuple[tuple[str, str], ...] = ()  # a class's ``self.NAME = nn.KIND(...)`` submodules: (NAME, KIND)
+
+
+LAYER_WORDS = {"Dropout": "the dropout", "Linear": "the linear projection", "LayerNorm": "the layer norm",
+               "ModuleList": "the list of heads", "Embedding": "the embedding", "Softmax": "the softmax"}
+
+
+def layers_of(definition: ast.AST) -> tuple[tuple[str, str], ...]:
+    """``(name, kind)`` for each ``self.name = nn.Kind(...)`` (or ``torch.nn.Kind``, a bare ``Kind``) in a class:
+    what its submodules are, so an effect can say "the dropout" without quoting the student's attribute names."""
+    found = []
+    for n in ast.walk(definition):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
+                and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self" \
+                and isinstance(n.value, ast.Call):
+            func = n.value.func
+            kind = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if kind[:1].isupper():
+                found.append((n.targets[0].attr, kind))
+    return tuple(found)
+
+
+def layer_words(site: "Site", call: ast.AST, otherwise: str) -> str:
+    """``self.name(...)``'s layer in the lesson's words ("the dropout"), from its kind; ``otherwise`` if unknown."""
+    name = call.func.attr if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else ""
+    kind = dict(site.layers).get(name, "")
+    return LAYER_WORDS.get(kind, f"the {kind} layer" if kind else otherwise)
 
 
 def src(node: ast.AST) -> str:
