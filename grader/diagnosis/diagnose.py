@@ -1,22 +1,18 @@
 """Which known mistake do a card's failed checks show?
 
-When a check fails, the judge replays the requests it recorded (``answers``) in its own process on
-the reference and on the known mistakes that can change what the check's exercise computes: the
-hand-written catalogue (``catalogue``) and the variants the mutation operators generate
-(``family``). A mistake is named only when
+When a check fails, the judge replays the requests it recorded (``answers``) in its own process on the
+reference and on the known mistakes that can change what the check's exercise computes: the hand-written
+catalogue (``catalogue``) and the variants the mutation operators generate (``family``). A mistake is named
+only when the reference does not give the student's answers, and the variant gives every one of them, in
+every check of the exercise: the same values within the dtype's tolerance or its rounding (``noise``; NaN
+where NaN, inf where inf), the same dtype, shape and device, the same exception where the student's code
+raised, the same inputs written into, the same gradients reached (``gradients``, replayed after the rest).
 
-- the reference does not give the student's answers (the check failed for a reason the answers
-  show), and
-- the variant gives every one of them, in every check of the exercise: the same values within the
-  dtype's tolerance (NaN where NaN, inf where inf), the same dtype, shape and device, the same
-  exception where the student's code raised, the same inputs written into where the check looked.
-
-Where no catalogued mistake fits, the answers themselves are read for a relation to the reference's
-(``relations``: the reference's results times a size of the inputs, or transformed), named before the
-generated variants; where nothing fits at all, for what they show of gradients and structure (``observed``).
-Catalogued mistakes that both match are named together; generated variants that match alike are
-one mistake written several ways. Nothing is guessed. A gradient request (a vector-Jacobian product,
-a module probe with a cotangent) is replayed too (``gradients``), after the plain ones.
+Where no catalogued mistake fits, the answers are read for a relation to the reference's (``relations``);
+then two edits (``pairs``); then one edit that fits wherever both codes run (``naming.WhereItRuns``); where
+nothing fits at all, what the answers show of gradients and structure (``observed``). Catalogued mistakes
+that both match are named together; generated variants that match alike are one mistake written several
+ways. Nothing is guessed.
 """
 
 from __future__ import annotations
@@ -34,8 +30,9 @@ from grader.diagnosis.answers import (Answer, Request, answer_text, call_text, r
 from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
+from grader.diagnosis import noise
 from grader.diagnosis.gradients import is_gradient_request
-from grader.diagnosis.naming import Known, is_pair, named_first
+from grader.diagnosis.naming import Known, WhereItRuns, is_pair, named_first
 from grader.diagnosis.observed import Observed, observations
 from grader.diagnosis.relation_search import find as find_relations
 from grader.diagnosis.relations import Relation
@@ -117,6 +114,8 @@ class Diagnoser:
         self._answers: OrderedDict[tuple[str, str], Answer] = OrderedDict()
 
     def _answer(self, mistake: Known | None, message: dict[str, Any], digest: str) -> Answer:
+        if isinstance(mistake, WhereItRuns):
+            mistake = mistake.mistake
         key = (mistake.id if mistake else "", digest)
         if key in self._answers:
             self._answers.move_to_end(key)
@@ -200,9 +199,36 @@ class Diagnoser:
             if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
                 if not variant.raised or variant.raised[:2] != answer.raised[:2]:
                     return False
-            elif not same(answer, variant, words=reference.raised is None):
+            elif not same(answer, variant, words=reference.raised is None) and not self._rounding(mistake, message, key,
+                                                                                                 answer, variant):
                 return False
         return True
+
+    def _rounding(self, mistake: Known, message: dict[str, Any], key: str, answer: Answer, variant: Answer) -> bool:
+        """Whether ``answer`` is the variant's up to float rounding (``noise``): replayed in float64 only where
+        the two are near, so a variant that gives another answer costs nothing more."""
+        if not noise.near(answer, variant) or (wide := noise.promoted(message)) is None:
+            return False
+        return noise.within_rounding(answer, variant, self._answer(mistake, wide, key + ":float64"))
+
+    def _gives_where_both_run(self, mistake: Known, evidence: Sequence[Evidence]) -> bool:
+        """``_gives``, except where exactly one of the student's code and the mistake's raises while the contract
+        asks for no exception (the reference does not raise): those requests are left out, and at least one
+        answer unlike the reference's must be the mistake's value (``naming.WhereItRuns``)."""
+        shown = False
+        for message, key, answer in evidence:
+            reference = self._answer(None, message, key)
+            variant = self._answer(mistake, message, key)
+            if reference.raised is None and (answer.raised or variant.raised):
+                continue  # one or both raise where the contract asks for none: written another way there
+            if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
+                if not variant.raised or variant.raised[:2] != answer.raised[:2]:
+                    return False
+            elif not same(answer, variant, words=reference.raised is None) and not self._rounding(mistake, message, key,
+                                                                                                 answer, variant):
+                return False
+            shown = shown or (answer.raised is None and not same(answer, reference))
+        return shown
 
     def diagnose(self, checks: Sequence[CheckEvidence]) -> list[list[Known]]:
         """The known mistakes each failed check of one card shows, found over the whole family at bounded cost.
@@ -261,8 +287,9 @@ class Diagnoser:
             # only for a function whose callees all pass (a failing callee is the cause to look at first).
             if not callees and not any(isinstance(m, Mistake) for m in mine):
                 mine += self._relations(exercise, ordered)
-            # Two edits only where nothing else fits (pairs.py).
-            survivors[exercise] = mine or tuple(m for m in own if is_pair(m) and ordered and self._gives(m, ordered))
+            # Two edits only where nothing else fits (pairs.py); then one edit that fits wherever both codes run.
+            survivors[exercise] = mine or tuple(m for m in own if is_pair(m) and ordered and self._gives(m, ordered)) \
+                or tuple(WhereItRuns(m) for m in own if not is_pair(m) and self._gives_where_both_run(m, ordered))
         unexplained = {e for e in failing if not survivors.get(e)}
         if unexplained:  # nothing known gives the answers: what the answers themselves show (``observed``)
             if self._uses is None:
@@ -316,12 +343,6 @@ class Diagnoser:
         unlike = [answer for message, key, answer in evidence
                   if not same(answer, ref := self._answer(None, message, key), words=ref.raised is None)]
         return bool(unlike) and all(answer.raised for answer in unlike)
-
-    def uses_failing(self, exercise: str, failing: set[str]) -> bool:
-        """Whether ``exercise`` calls (directly or not) another exercise in ``failing``."""
-        if self._uses is None:
-            self._uses = uses(self._module(None))
-        return bool((self._uses.get(exercise, frozenset()) - {exercise}) & failing)
 
     def settle(self, checks: Sequence[CheckEvidence], *, verified: bool = False) -> list[list[Known]]:
         """Across one card, drop the matches the card itself rules out.

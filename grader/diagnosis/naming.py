@@ -8,7 +8,8 @@ behaviour (``truth``), and the sentence with its evidence.
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 from grader.diagnosis.catalogue import Mistake
 from grader.diagnosis.family import Variant
@@ -19,7 +20,22 @@ from grader.diagnosis.relations import sentence as relation_sentence
 from grader.diagnosis.truth import TrueNames, fragments, said_titles
 from grader.scorecard import Diagnosis, MistakeName
 
-Known = Mistake | Variant | Relation | Observed  # catalogued, generated, or read from the answers: id, exercise, title, explanation
+
+
+@dataclass(frozen=True)
+class WhereItRuns:
+    """A known mistake that gives every answer of the student's wherever both codes run: the two differ only
+    where exactly one of them raises and the contract asks for no exception (``view`` where the student wrote
+    ``reshape``, so only a non-contiguous input tells them apart; an einsum that needs square weights). Said as
+    such ("wherever both run"): true of the answers, and the raise is the student's to read in its check."""
+
+    mistake: Any  # the Known it wraps: its answers are the mistake's own
+
+    def __getattr__(self, name: str) -> Any:  # id, exercise, title, explanation, operator, effect, definition
+        return getattr(self.mistake, name)
+
+
+Known = Mistake | Variant | Relation | Observed | WhereItRuns  # catalogued, generated, read from the answers, or partly
 
 
 def is_pair(mistake: Known) -> bool:
@@ -49,6 +65,13 @@ def diagnosis(found: Sequence[Known], example: str = "", names: TrueNames | None
     first, *others = named
     titles = said_titles(named, names)
     shown = f" {example}" if example else ""
+    if isinstance(first, WhereItRuns):
+        said = titles[first.id]
+        fix = f" {first.explanation}" if said == first.title or (names is not None and fragments(first.explanation)
+                                                                and names.present(first.explanation, first.exercise)) else ""
+        another = "" if said == first.title else " (your code does it another way)"
+        return Diagnosis(first.id, said), (f"Likely mistake: wherever both run, your results match {said}{another}; "
+                                           f"on some inputs one of the two raises an error the other does not raise, or another one.{fix}{shown}")
     if isinstance(first, Observed):  # read from the answers: its sentence holds its own evidence
         return Diagnosis(first.id, first.title), f"Likely mistake: {first.explanation}"
     if isinstance(first, Relation):
@@ -74,6 +97,11 @@ def named_first(found: Sequence[Known], names: TrueNames | None = None) -> list[
     thing to say); else the relations read from the answers (behaviour, true whatever the code); else a
     generated variant, said as behaviour where its quoted code is not the student's (``diagnosis``); else what
     the answers show of gradients and structure (``observed``)."""
+    partly = [m for m in found if isinstance(m, WhereItRuns)]
+    if partly and len(partly) == len(found):  # only where nothing gives every answer: the same order, unwrapped
+        inner = named_first([m.mistake for m in partly], names)
+        return [m for m in partly if m.mistake in inner]
+    found = [m for m in found if not isinstance(m, WhereItRuns)]
     catalogued = [m for m in found if isinstance(m, Mistake)]
     relations = [m for m in found if isinstance(m, Relation)]  # ``relation_search.find`` kept only the few equivalent
     generated = sorted((m for m in found if isinstance(m, Variant)), key=lambda v: OPERATOR_ORDER.index(v.operator)

@@ -197,6 +197,7 @@ class TrueNames:
 
     def holds(self, mistake: Mistake | object) -> bool:
         """Whether every fragment the title claims is in the student's code as often as it must be."""
+        mistake = getattr(mistake, "mistake", mistake)  # a mistake that fits where both codes run claims what it claims
         if not isinstance(mistake, Mistake) and not hasattr(mistake, "definition"):
             return True  # read from the answers (a relation, an observation): it claims no code, it speaks of results
         claimed = self.claims(mistake)
