@@ -31,6 +31,7 @@ from grader.diagnosis.catalogue import Mistake, module_from_source
 from grader.diagnosis.family import Variant, VariantFactory
 from grader.diagnosis.family import variants as generate_variants
 from grader.diagnosis import noise
+from grader.diagnosis.callgraph import uses
 from grader.diagnosis.gradients import is_gradient_request
 from grader.diagnosis.naming import Known, WhereItRuns, is_pair, named_first
 from grader.diagnosis.observed import Observed, observations
@@ -39,37 +40,7 @@ from grader.diagnosis.relations import Relation
 from grader.diagnosis.truth import TrueNames
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
-
-
-def uses(module: ModuleType) -> dict[str, frozenset[str]]:
-    """For each function or class of ``module``, every name of the module it calls, directly or not.
-
-    A mistake in ``softmax`` also changes ``attention`` (which calls it), so an
-    ``attention`` check considers the mistakes of everything ``attention`` uses.
-    """
-    own = {name: obj for name, obj in vars(module).items()
-           if getattr(obj, "__module__", None) == module.__name__ and callable(obj)}
-
-    def names(obj: Any) -> set[str]:
-        codes = [obj.__code__] if hasattr(obj, "__code__") else [
-            f.__code__ for f in vars(obj).values() if hasattr(f, "__code__")]
-        found: set[str] = set()
-        while codes:
-            code = codes.pop()
-            found.update(code.co_names)
-            codes.extend(c for c in code.co_consts if hasattr(c, "co_names"))
-        return found & own.keys()
-
-    direct = {name: names(obj) for name, obj in own.items()}
-    closure: dict[str, frozenset[str]] = {}
-    for name in own:
-        seen, todo = {name}, [name]
-        while todo:
-            for used in direct[todo.pop()] - seen:
-                seen.add(used)
-                todo.append(used)
-        closure[name] = frozenset(seen)
-    return closure
+MAX_READ_REQUESTS = 4_000  # a few cards' requests: what one card's diagnosis reads again
 
 
 @dataclass(frozen=True)
@@ -87,11 +58,6 @@ class CheckEvidence:
 
 
 Evidence = tuple[dict[str, Any], str, Answer]  # (request, its digest, the student's answer)
-
-
-def _evidence(requests: Sequence[Request]) -> list[Evidence]:
-    return [(message, request_key(message), student_answer(message, reply))
-            for message, reply in requests if replayable(message)]
 
 
 class Diagnoser:
@@ -112,6 +78,37 @@ class Diagnoser:
         # The checks' inputs are seeded, so every submission asks mostly the same questions: a variant's
         # answer is computed once per judge, not once per student (bounded: oldest answers go first).
         self._answers: OrderedDict[tuple[str, str], Answer] = OrderedDict()
+        self._read: OrderedDict[tuple[int, int], tuple[dict, dict, Evidence]] = OrderedDict()  # ``_evidence``
+        self._agrees: OrderedDict[int, tuple[Answer, bool]] = OrderedDict()  # ``_as_reference``
+
+    def _as_reference(self, message: dict[str, Any], key: str, answer: Answer) -> bool:
+        """Whether the student's ``answer`` is the reference's (words compared only where the contract asks for
+        no exception: ``same``); asked of every answer several times a card, so worked out once per answer."""
+        held = self._agrees.get(id(answer))
+        if held is None or held[0] is not answer:
+            ref = self._answer(None, message, key)
+            held = self._agrees[id(answer)] = (answer, same(answer, ref, words=ref.raised is None))
+            if len(self._agrees) > MAX_READ_REQUESTS:
+                self._agrees.popitem(last=False)
+        return held[1]
+
+    def _evidence(self, requests: Sequence[Request]) -> list[Evidence]:
+        """The replayable requests with their digests and the student's answers, each worked out once: a card's
+        requests are read again and again (each exercise, each check, the examples), and their digests and the
+        answers' comparable copies cost more than the reading. Held while in ``_read`` (a bounded window: the
+        request and its reply themselves are kept, so their ``id`` cannot be reused by others while there)."""
+        found = []
+        for message, reply in requests:
+            if not replayable(message):
+                continue
+            held = self._read.get((id(message), id(reply)))
+            if held is None or held[0] is not message or held[1] is not reply:
+                held = self._read[(id(message), id(reply))] = (
+                    message, reply, (message, request_key(message), student_answer(message, reply)))
+                if len(self._read) > MAX_READ_REQUESTS:
+                    self._read.popitem(last=False)
+            found.append(held[2])
+        return found
 
     def _answer(self, mistake: Known | None, message: dict[str, Any], digest: str) -> Answer:
         if isinstance(mistake, WhereItRuns):
@@ -165,7 +162,7 @@ class Diagnoser:
     def matching(self, exercise: str, requests: Sequence[Request]) -> list[Known]:
         """The known mistakes whose variant gives every answer the student gave, when the reference does not."""
         candidates = self.candidates(exercise)
-        evidence = _evidence(requests) if candidates else []
+        evidence = self._evidence(requests) if candidates else []
         if not evidence or not candidates or self._reference_agrees(evidence):
             return []
         ordered = self._discriminating_first(evidence)  # once, not once per candidate
@@ -173,7 +170,7 @@ class Diagnoser:
 
     def _reference_agrees(self, evidence: Sequence[Evidence]) -> bool:
         """The reference gives the same answers: they do not show a mistake."""
-        return all(same(answer, ref := self._answer(None, message, key), words=ref.raised is None)
+        return all(self._as_reference(message, key, answer)
                    for message, key, answer in evidence)
 
     def _discriminating_first(self, evidence: Sequence[Evidence]) -> list[Evidence]:
@@ -183,7 +180,7 @@ class Diagnoser:
         def order(item: Evidence) -> tuple[bool, bool]:
             message, key, answer = item
             ref = self._answer(None, message, key)
-            return is_gradient_request(message), same(answer, ref, words=ref.raised is None)
+            return is_gradient_request(message), self._as_reference(message, key, answer)
         return sorted(evidence, key=order)
 
     def _gives(self, mistake: Known, evidence: Sequence[Evidence]) -> bool:
@@ -194,7 +191,7 @@ class Diagnoser:
         for message, key, answer in evidence:
             variant = self._answer(mistake, message, key)
             reference = self._answer(None, message, key)
-            if getattr(mistake, "where_differs", False) and same(answer, reference, words=reference.raised is None):
+            if getattr(mistake, "where_differs", False) and self._as_reference(message, key, answer):
                 continue  # a relation explains the answers unlike the reference's (``relations``)
             if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
                 if not variant.raised or variant.raised[:2] != answer.raised[:2]:
@@ -255,7 +252,7 @@ class Diagnoser:
         evidence: dict[str, list[Evidence]] = {}
         for c in checks:
             if c.exercise in failing:
-                evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
+                evidence.setdefault(c.exercise, []).extend(self._evidence(c.requests))
         survivors: dict[str, tuple[Known, ...]] = {}
         blocked: set[str] = set()  # exercises with an uncleared failing callee: their own mistakes are named nowhere
         for exercise in self.call_order(failing):  # callees first: a caller's pool depends on theirs
@@ -298,7 +295,7 @@ class Diagnoser:
             survivors.update({e: (o,) for e, o in seen.items()})
         matched = []
         for c in checks:
-            own = _evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
+            own = self._evidence(c.requests) if c.status not in ("passed", "skipped") and c.diagnosable else []
             found = survivors.get(c.exercise, ()) if own and not self._reference_agrees(own) else ()
             matched.append(CheckEvidence(c.exercise, c.status, tuple(found), c.requests, c.diagnosable))
         return self.settle(matched, verified=True)
@@ -307,7 +304,7 @@ class Diagnoser:
         """The relations between the student's answers and the reference's that explain every answer of
         ``exercise`` (``relation_search``): only the exercise's own, never a function it calls."""
         fn = getattr(self._module(None), exercise, None)
-        differing = [e for e in evidence if not same(e[2], ref := self._answer(None, e[0], e[1]), words=ref.raised is None)]
+        differing = [e for e in evidence if not self._as_reference(*e)]
         if not callable(fn) or isinstance(fn, type) or not differing:
             return ()
         return tuple(find_relations(fn, exercise, self._assignment, evidence, differing,
@@ -341,7 +338,7 @@ class Diagnoser:
     def _only_raised(self, evidence: Sequence[Evidence]) -> bool:
         """Whether every answer unlike the reference's is an exception."""
         unlike = [answer for message, key, answer in evidence
-                  if not same(answer, ref := self._answer(None, message, key), words=ref.raised is None)]
+                  if not self._as_reference(message, key, answer)]
         return bool(unlike) and all(answer.raised for answer in unlike)
 
     def settle(self, checks: Sequence[CheckEvidence], *, verified: bool = False) -> list[list[Known]]:
@@ -364,7 +361,7 @@ class Diagnoser:
             evidence: dict[str, list[Evidence]] = {}
             for c in checks:
                 if c.exercise in involved:
-                    evidence.setdefault(c.exercise, []).extend(_evidence(c.requests))
+                    evidence.setdefault(c.exercise, []).extend(self._evidence(c.requests))
             kept = [[m for m in found if self._gives(m, evidence[c.exercise])] for found, c in zip(kept, checks)]
         named = [named_first(found) for found in kept]  # equivalent generated variants count as one
         shown = {n[0].id for n, c in zip(named, checks) if len(n) == 1 and n[0].exercise == c.exercise}
@@ -376,7 +373,7 @@ class Diagnoser:
         def size(message: dict[str, Any]) -> int:
             values = [*(message.get("args") or []), *(message.get("kwargs") or {}).values(), *(message.get("inputs") or [])]
             return sum(v.numel() for v in values if isinstance(v, torch.Tensor))
-        for message, key, answer in sorted(_evidence(requests), key=lambda e: (e[2].raised is not None, size(e[0]))):
+        for message, key, answer in sorted(self._evidence(requests), key=lambda e: (e[2].raised is not None, size(e[0]))):
             ref = self._answer(None, message, key)
             if not same(answer, ref, words=ref.raised is None):
                 return f"{call_text(message)} gives {answer_text(answer, ref, as_mistake=False)}"
@@ -388,7 +385,7 @@ class Diagnoser:
         read from the answers: its sentence holds its evidence)."""
         if isinstance(mistake, Observed):
             return ""
-        for message, key, answer in sorted(_evidence(requests), key=lambda e: e[2].raised is not None):  # values first
+        for message, key, answer in sorted(self._evidence(requests), key=lambda e: e[2].raised is not None):  # values first
             ref = self._answer(None, message, key)
             if same(answer, ref, words=ref.raised is None) or not same(answer, self._answer(mistake, message, key),
                                                                         words=ref.raised is None):
