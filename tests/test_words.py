@@ -23,7 +23,7 @@ GRADER = ROOT / "grader"
 # Words ending in "s" that follow a value in an f-string but are verbs or units, not a counted noun.
 NOT_COUNTED = {"does", "appears", "holds", "lies", "exists", "reads", "gives", "lists", "names", "matches",
                "decrypts", "belongs", "contains", "looks", "runs", "ends", "differs", "nats", "is", "was", "has",
-               "inputs", "keeps", "sets", "applies"}
+               "inputs", "keeps", "sets", "applies", "returns", "gets"}
 # (file, the f-string's value) that stand before a plural noun and can never be 1, with why.
 NEVER_ONE = {
     ("grader/sandbox/protocol.py", "length"): "only raised above max_bytes",

@@ -195,7 +195,7 @@ def roles_swapped(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
 def stage_moved(function: ast.FunctionDef) -> Iterator[FunctionEdit]:
     """A stage moved one step earlier or later: two neighbouring statements that update the same name swapped,
     whatever the update is written as (``wei = wei.masked_fill(...)``, ``wei = torch.softmax(wei, -1)``,
-    ``wei = self.dropout(wei)``, ``scores = scores / s``)."""
+    ``h = self.drop(h)``, ``scores = scores / s``)."""
     body = function.body
     for i in range(len(body) - 1):
         first, second = updated_name(body[i]), updated_name(body[i + 1])

@@ -1,7 +1,7 @@
 """Only true names: a mistake's title that quotes code is said only when the student's code contains it.
 
 Every generated title quotes code in backticks ("`attention_entropy` with `clamp_min_` (in place)",
-"`scores = scale_scores(scores, q.shape[-1])` applied twice"), and so may a catalogued one. The
+"`x = step(x)` applied twice"), and so may a catalogued one. The
 answers show that the student's code *behaves* like the mistake; they do not show that it is *written*
 like it. A student who writes ``weights[weights == 0] = 1.0`` into their input matches the in-place
 ``clamp_min_`` variant, and reading "`clamp_min_`" about code that has none sends them looking for a
