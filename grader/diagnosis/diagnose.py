@@ -193,13 +193,17 @@ class Diagnoser:
             reference = self._answer(None, message, key)
             if getattr(mistake, "where_differs", False) and self._as_reference(message, key, answer):
                 continue  # a relation explains the answers unlike the reference's (``relations``)
-            if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
-                if not variant.raised or variant.raised[:2] != answer.raised[:2]:
-                    return False
-            elif not same(answer, variant, words=reference.raised is None) and not self._rounding(mistake, message, key,
-                                                                                                 answer, variant):
+            if not self._alike(mistake, message, key, answer, variant, reference):
                 return False
         return True
+
+    def _alike(self, mistake: Known, message: dict[str, Any], key: str, answer: Answer, variant: Answer,
+               reference: Answer) -> bool:
+        """Whether the mistake's answer to one request is the student's (``_gives``): the same exception type
+        where the contract asks for another, else ``same`` or the same up to rounding."""
+        if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
+            return bool(variant.raised) and variant.raised[:2] == answer.raised[:2]
+        return same(answer, variant, words=reference.raised is None) or self._rounding(mistake, message, key, answer, variant)
 
     def _rounding(self, mistake: Known, message: dict[str, Any], key: str, answer: Answer, variant: Answer) -> bool:
         """Whether ``answer`` is the variant's up to float rounding (``noise``): replayed in float64 only where
@@ -218,11 +222,7 @@ class Diagnoser:
             variant = self._answer(mistake, message, key)
             if reference.raised is None and (answer.raised or variant.raised):
                 continue  # one or both raise where the contract asks for none: written another way there
-            if answer.raised and reference.raised and answer.raised[0] != reference.raised[0]:
-                if not variant.raised or variant.raised[:2] != answer.raised[:2]:
-                    return False
-            elif not same(answer, variant, words=reference.raised is None) and not self._rounding(mistake, message, key,
-                                                                                                 answer, variant):
+            if not self._alike(mistake, message, key, answer, variant, reference):
                 return False
             shown = shown or (answer.raised is None and not same(answer, reference))
         return shown

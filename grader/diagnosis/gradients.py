@@ -28,6 +28,8 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from grader.sandbox.vjp import vjp
+
 NamedGrads = tuple[tuple[str, Any], ...]
 
 INPUT = "input "
@@ -51,20 +53,6 @@ def named_call_grads(message: dict[str, Any], grads: Sequence[Any] | None) -> Na
     wrt = call_wrt(message)
     grads = list(grads or [])
     return tuple((f"{INPUT}{i}", grads[k] if k < len(grads) else None) for k, i in enumerate(wrt))
-
-
-def vjp(result: Any, inputs: Sequence[torch.Tensor], cotangents: Any) -> list[torch.Tensor | None]:
-    """The input gradients for ``cotangents``, as the child computes them: an output paired with a
-    cotangent of its own shape, None for an input autograd does not reach. Raises as autograd does
-    (an output cut off from every input): that exception is the evidence then."""
-    outputs = result if isinstance(result, (tuple, list)) else (result,)
-    cots = cotangents if isinstance(cotangents, (tuple, list)) else (cotangents,)
-    pairs = [(o, c) for o, c in zip(outputs, cots)
-             if c is not None and isinstance(o, torch.Tensor) and tuple(o.shape) == tuple(c.shape)]
-    if not pairs:
-        return [None for _ in inputs]
-    grads = torch.autograd.grad([o for o, _ in pairs], list(inputs), [c.to(o.dtype) for o, c in pairs], allow_unused=True)
-    return [None if g is None else g.detach() for g in grads]
 
 
 def replay_call(fn: Callable[..., Any], message: dict[str, Any]) -> tuple[Any, list[Any], NamedGrads]:

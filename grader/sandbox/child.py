@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from grader.sandbox import callees, layers, protocol, rng, trace, workspace
+from grader.sandbox.vjp import vjp as _vjp
 
 MAX_TRACEBACK = 2000
 # The compiler flags of every `from __future__` feature (distinct bits): what a unit passes on to the next.
@@ -173,20 +174,6 @@ def call(namespace: dict[str, Any], request: dict) -> dict:
     if request.get("return_args"):
         reply["args"] = [a.detach() if isinstance(a, torch.Tensor) else a for a in args]
     return reply
-
-
-def _vjp(result: Any, inputs: list[torch.Tensor], cotangents: Any) -> list[torch.Tensor | None]:
-    outputs = result if isinstance(result, (tuple, list)) else (result,)
-    cots = cotangents if isinstance(cotangents, (tuple, list)) else (cotangents,)
-    # An output of another shape than its cotangent (a malformed return: the judge says what it was) gets none.
-    pairs = [(o, c) for o, c in zip(outputs, cots)
-             if c is not None and isinstance(o, torch.Tensor) and tuple(o.shape) == tuple(c.shape)]
-    if not pairs:
-        return [None for _ in inputs]
-    grads = torch.autograd.grad(
-        [o for o, _ in pairs], inputs, [c.to(o.dtype) for o, c in pairs], allow_unused=True
-    )
-    return [None if g is None else g.detach() for g in grads]
 
 
 def _plain(value: Any) -> Any:
