@@ -18,6 +18,7 @@ import torch
 from grader.checks.attention.conftest import build_cases
 from grader.diagnosis.catalogue import module_from_source
 from grader.diagnosis.diagnose import CheckEvidence, Diagnoser
+from tests.conftest import ROOT
 from grader.diagnosis.naming import diagnosis
 from grader.diagnosis.relations import Relation
 from grader.session.verdicts import Verdict, with_diagnoses
@@ -229,3 +230,25 @@ def test_a_fault_in_the_diagnosis_costs_no_grade(diagnoser, monkeypatch, capsys)
     assert with_diagnoses(verdicts, diagnoser) == verdicts
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no mistake named" in err and "IndexError: a bug in the diagnosis" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("returned", ["return w, mix_values(w, v)", "out = w @ v\n    return (w, out)"])
+def test_a_relation_of_values_is_found_beside_the_gradient_checks(grade, returned):
+    """A card's evidence holds gradient requests too (their cotangents follow the contract's outputs): a
+    relation speaks of values, and is found and named through the whole card."""
+    reference = (ROOT / "solutions" / "attention.py").read_text()
+    card = grade(reference + f'''
+
+def attention(q, k, v, causal=True, scale=True):
+    s = attention_scores(q, k)
+    if scale:
+        s = scale_scores(s, q.shape[-1])
+    if causal:
+        s = apply_mask(s, causal_mask(q.shape[-2], device=q.device))
+    w = softmax(s, dim=-1)
+    {returned}
+''')
+    said = {d.exercise: d for d in card.diagnoses}
+    assert said["attention"].id.startswith("relation-attention-returned"), card.diagnoses
+    assert "two returned values in the other order" in said["attention"].text

@@ -191,8 +191,9 @@ class Diagnoser:
         for message, key, answer in evidence:
             variant = self._answer(mistake, message, key)
             reference = self._answer(None, message, key)
-            if getattr(mistake, "where_differs", False) and self._as_reference(message, key, answer):
-                continue  # a relation explains the answers unlike the reference's (``relations``)
+            if getattr(mistake, "where_differs", False) and (self._as_reference(message, key, answer)
+                                                             or is_gradient_request(message)):
+                continue  # a relation explains the values unlike the reference's (``relations``)
             if not self._alike(mistake, message, key, answer, variant, reference):
                 return False
         return True
@@ -304,6 +305,9 @@ class Diagnoser:
         """The relations between the student's answers and the reference's that explain every answer of
         ``exercise`` (``relation_search``): only the exercise's own, never a function it calls."""
         fn = getattr(self._module(None), exercise, None)
+        # A relation speaks of values: gradient requests are left out (their cotangents follow the contract's
+        # outputs, so a relation of the outputs says nothing of them).
+        evidence = [e for e in evidence if not is_gradient_request(e[0])]
         differing = [e for e in evidence if not self._as_reference(*e)]
         if not callable(fn) or isinstance(fn, type) or not differing:
             return ()
