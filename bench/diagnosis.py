@@ -1,9 +1,9 @@
 """How often the diagnosis names the mistake, on the project's corpus and on a held-out one.
 
-Usage: python bench/diagnosis.py [--json FILE] [--corpus project unseen fresh kept]
+Usage: python bench/diagnosis.py [--json FILE] [--corpus project unseen fresh kept blind]
        python bench/diagnosis.py --overhead [--rounds 3]
 
-Four corpora, graded through one warm grader per assignment:
+Five corpora, graded through one warm grader per assignment:
 
 * ``project``: ``tests/corpus/*/mutants`` (one bug each, a ``# diagnosis:`` header naming its catalogue
   entry or ``none (why)``) and ``alternatives`` (correct files written other ways);
@@ -15,6 +15,8 @@ Four corpora, graded through one warm grader per assignment:
   sources by someone who had not read ``grader/`` (its README), labels committed before any grading.
 * ``kept``: ``tests/corpus_kept/*/*.py``, a second batch in the same format, kept from the team: written
   by an outsider to ``grader/``, labels committed before any grading (its README).
+* ``blind``: ``tests/corpus_blind/*/*.py``, a third batch in the same format, kept from the team and
+  written the same way by another outsider, labels committed before any grading (its README).
 
 Per corpus it prints, over the single-bug files: the share **named in the right exercise** (a mistake
 named whose own exercise is the labelled one and, in ``unseen``, whose sentence matches ``accept``;
@@ -52,7 +54,8 @@ from grader.scorecard import Scorecard  # noqa: E402
 from grader.scoring import UNNAMED_ID  # noqa: E402
 from tests.corpus_cases import REFERENCE, corpus, expected_diagnosis, grade_corpus  # noqa: E402
 
-HELD_OUT = {"unseen": ROOT / "tests" / "corpus_unseen", "fresh": ROOT / "tests" / "corpus_fresh", "kept": ROOT / "tests" / "corpus_kept"}
+HELD_OUT = {"unseen": ROOT / "tests" / "corpus_unseen", "fresh": ROOT / "tests" / "corpus_fresh", "kept": ROOT / "tests" / "corpus_kept",
+            "blind": ROOT / "tests" / "corpus_blind"}
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The held-out corpora's shape (``tests/corpus_unseen``, ``tests/corpus_fresh``, ``tests/corpus_kept``): what
+"""The held-out corpora's shape (``tests/corpus_unseen``, ``_fresh``, ``_kept``, ``_blind``): what
 bench/diagnosis.py relies on, never its verdicts.
 
 Only the bench grades these files (the corpus is held out from the diagnosis's own tests); here we check
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-CORPORA = ("corpus_unseen", "corpus_fresh", "corpus_kept")
+CORPORA = ("corpus_unseen", "corpus_fresh", "corpus_kept", "corpus_blind")
 FILES = [path for corpus in CORPORA for path in sorted(HERE.glob(f"{corpus}/*/*.py"))]
 CONTRACTS = {  # an assignment's folder -> the names a whole submission defines
     "attention": {"attention_scores", "scale_scores", "causal_mask", "apply_mask", "softmax", "mix_values", "attention",
@@ -28,7 +28,8 @@ def header(path: Path) -> dict[str, str]:
     return dict(re.findall(r"^# (source|exercise|accept|why|base): (.*)$", path.read_text(encoding="utf-8"), re.M))
 
 
-@pytest.mark.parametrize(("corpus", "least"), [("corpus_unseen", 50), ("corpus_fresh", 50), ("corpus_kept", 50)])
+@pytest.mark.parametrize(("corpus", "least"), [("corpus_unseen", 50), ("corpus_fresh", 50), ("corpus_kept", 50),
+                                               ("corpus_blind", 51)])
 def test_the_corpus_is_there(corpus, least):
     assert len([f for f in FILES if f.parent.parent.name == corpus]) >= least
 

@@ -1,0 +1,21 @@
+# source: classic (no public example found)
+# exercise: MultiHeadAttention
+# accept: float|integer|\bint\b|//|true division|floor division|/ ?n_heads|typeerror|whole number
+# why: computes the head size as d_model / n_heads (true division), a float, so building the heads' nn.Linear layers raises TypeError
+# base: base_einsum_heads
+
+class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model: int, n_heads: int, context_length: int, dropout: float = 0.0):
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError("d_model has to be divisible by n_heads")
+        hs = d_model / n_heads
+        self.heads = nn.ModuleList()
+        for _ in range(n_heads):
+            self.heads.append(SelfAttentionHead(d_model, hs, context_length, dropout))
+        self.proj = nn.Linear(d_model, d_model)
+        self.resid_dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.cat([h(x) for h in self.heads], dim=-1)
+        return self.resid_dropout(self.proj(y))
