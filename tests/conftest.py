@@ -31,6 +31,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and threading.current_threa
 from grader import api  # noqa: E402 - after the thread count, as above
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
+from tests import affected
 
 if TYPE_CHECKING:
     from tests.corpus_cases import CorpusCase
@@ -280,7 +281,12 @@ LONGEST_FIRST = ("test_batch", "test_platforms", "test_diagnosis", "test_blame",
                  "test_release_notebooks", "test_seeds", "test_selfcheck")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    affected.add_option(parser)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    affected.select(config, items)  # `--affected-by NAME` (tests/affected.py); nothing without it
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: each module's own order kept
 

@@ -28,12 +28,8 @@ NOT_RUN: dict[str, str] = {
     '--signature "T: int, window: int, device: torch.device | str | None = None -> torch.Tensor"':
         "writes into the checkout itself; tests/test_authoring.py runs new-exercise in a copy of the course",
     ".venv/bin/python -m pytest -q tests/test_authoring.py -k real_project": "the suite itself",
-    ".venv/bin/python -m pytest -q tests/test_corpus.py tests/test_blame.py tests/test_diagnosis.py -k sliding_window_mask":
-        "the suite itself, for an exercise the guide adds",
-    ".venv/bin/python -m pytest -q tests/test_readme_config.py tests/test_contract_clauses.py tests/test_credit.py "
-    "tests/test_same_total.py tests/test_release.py tests/test_release_notebooks.py": "the suite itself",
-    ".venv/bin/python -m pytest -q tests/test_seeds.py tests/test_nonfinite.py tests/test_reference_and_stubs.py "
-    "tests/test_scoring.py tests/test_overrides.py tests/test_authoring.py": "the suite itself",
+    ".venv/bin/python -m pytest -q --affected-by sliding_window_mask":
+        "the suite itself, for an exercise the guide adds (tests/test_affected.py tests the selection)",
     # docs/contributing.md
     ".venv/bin/python -m pytest -q": "the suite itself (.ci/run runs it)",
     '.venv/bin/python -m pytest -q -m "not slow"': "the suite itself",
