@@ -75,14 +75,16 @@ class Grader:
     def __init__(self, assignment_id: str, *, config_path: Path = DEFAULT_CONFIG,
                  server: WorkerServer | None = None, strict: bool = False, select: str | None = None,
                  visible_only: bool = False, reference: session.ReferenceFor | None = None,
-                 course_secret_file: Path | None = None) -> None:
+                 course_secret_file: Path | None = None, exercises: frozenset[str] | None = None) -> None:
         """Raises ConfigError or SecretsExposed (the CLI's exit 2) before anything starts.
 
         ``visible_only``: run only the checks students may see (``grader check``);
         ``reference``: what each check's ``reference`` fixture gets instead of the assignment's
         reference (``grader release`` passes a ``tape.Recorder``'s ``for_check``);
         ``course_secret_file``: the course secret that gives each student hidden inputs of their own
-        (``grader.seeds``; else ``$GRADER_COURSE_SECRET`` or the config's ``course_secret_file:``).
+        (``grader.seeds``; else ``$GRADER_COURSE_SECRET`` or the config's ``course_secret_file:``);
+        ``exercises``: judge only these exercises' checks, the others reported as not run (no points): a test
+        that studies how one exercise fails pays for that exercise's checks and its callers' only.
         """
         assignment = load_config(config_path).assignment(assignment_id)
         try:
@@ -101,7 +103,7 @@ class Grader:
         self.cuda = session.cuda_available()
         # Now, not at the first grade: collecting the checks overlaps the server's warm-up.
         self._judge = session.Judge(self.assignment, self.cuda, select, visible_only=visible_only, reference=reference,
-                                    collected_for=assignment)
+                                    collected_for=assignment, exercises=exercises)
         self._reference: ModuleType | None = None  # the figures' own copy, loaded at the first grade that draws
 
     def grade(self, path: Path, student: str | None = None, *, seed: int | None = None) -> Scorecard:

@@ -119,14 +119,38 @@ def callers(assignment: str) -> dict[str, set[str]]:
     return result
 
 
+def whole_card_members() -> frozenset[Malformed]:
+    """The members graded with every check of their assignment: one an exercise, every malformation among them
+    (the rarest placed first, each on an exercise not yet chosen). The others are graded with the checks of their
+    exercise and of the exercises that call it only (``api.Grader(exercises=...)``): what a malformed return does
+    elsewhere is asked of these."""
+    exercises = sorted({(m.assignment, m.exercise) for m in FAMILY})
+    by_rarity = sorted(MALFORMATIONS, key=lambda name: (sum(m.malformation == name for m in FAMILY), name))
+    chosen: dict[tuple[str, str], Malformed] = {}
+    for i, name in enumerate(by_rarity * len(exercises)):
+        free = [m for m in FAMILY if m.malformation == name and (m.assignment, m.exercise) not in chosen]
+        if free:
+            chosen[(free[i % len(free)].assignment, free[i % len(free)].exercise)] = free[i % len(free)]
+        if len(chosen) == len(exercises):
+            break
+    return frozenset(chosen.values())
+
+
+WHOLE_CARDS = whole_card_members()
+
+
 @pytest.fixture(scope="module")
 def cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scorecard]:
-    """Every member of the family graded once, through one warm grader per assignment."""
+    """Every member of the family graded once, through one warm grader per assignment and set of exercises."""
     folder = tmp_path_factory.mktemp("returns")
     graded: dict[str, Scorecard] = {}
-    for assignment in sorted(REFERENCE):
-        with api.Grader(assignment, server=server) as grader:
-            for m in (m for m in FAMILY if m.assignment == assignment):
+    groups: dict[tuple[str, frozenset[str] | None], list[Malformed]] = {}
+    for m in FAMILY:
+        judged = None if m in WHOLE_CARDS else frozenset({m.exercise, *callers(m.assignment)[m.exercise]})
+        groups.setdefault((m.assignment, judged), []).append(m)
+    for (assignment, judged), members in sorted(groups.items(), key=lambda g: (g[0][0], sorted(g[0][1] or ()))):
+        with api.Grader(assignment, server=server, exercises=judged) as grader:
+            for m in members:
                 path = folder / m.id.replace("/", "_") / FILENAME[assignment]
                 path.parent.mkdir(parents=True)
                 path.write_text(m.source(), encoding="utf-8")
@@ -141,6 +165,8 @@ def test_the_family_is_every_exercise_times_every_malformation():
     assert Malformed("attention", "attention", "swapped") in FAMILY
     assert Malformed("attention", "multi_head_attention", "swapped") in FAMILY
     assert len(FAMILY) == 142
+    assert {m.malformation for m in WHOLE_CARDS} == set(MALFORMATIONS)
+    assert {(m.assignment, m.exercise) for m in WHOLE_CARDS} == exercises and len(WHOLE_CARDS) == len(exercises)
 
 
 def test_callers_read_from_the_reference():
@@ -161,8 +187,13 @@ def test_a_malformed_return_is_the_students_failure_in_its_own_exercise(cards, m
              and any(word in c.message for word in ("returned", "shape", "expected a", "float16", "int64", "float32"))]
     assert named, f"{member.id}: no failed check names what `{member.exercise}` returned: {[c.message[:160] for c in own]}"
     calling = callers(member.assignment).get(member.exercise, set())
-    others = sorted({c.exercise for c in card.checks
-                     if c.exercise not in calling | {member.exercise} and c.status not in ("passed", "skipped")})
+    judged = {c.exercise for c in card.checks if "did not run" not in c.message}
+    if member in WHOLE_CARDS:
+        assert judged == {ex.name for ex in load_config().assignment(member.assignment).exercises}
+    else:
+        assert judged == calling | {member.exercise}, f"{member.id}: judged {sorted(judged)}"
+    others = sorted({c.exercise for c in card.checks if c.exercise in judged
+                     and c.exercise not in calling | {member.exercise} and c.status not in ("passed", "skipped")})
     assert not others, f"{member.id}: exercises that do not call `{member.exercise}` lost points: {others}"
     if member.assignment == "attention":
         unnamed = [(c.exercise, c.id, c.message[:200]) for c in card.checks if c.exercise in calling
@@ -401,3 +432,16 @@ def test_the_contract_of_a_part_is_the_reference_part_on_the_same_input(dtype, p
         assert contract("SelfAttentionHead", [x], {}, part=part) == [((2, t, d_model // n_heads), dtype or "float32")]
         assert contract("NoSuchPart", [x], {}, part=part) is None
         assert contract("SelfAttentionHead", [x], {}, part={**part, "cls": "NoSuchClass"}) is None
+
+
+@pytest.mark.parametrize("assignment, exercise", [("attention", "softmax"), ("attention-modules", "SelfAttentionHead")])
+def test_a_grader_judging_some_exercises_gives_the_others_nothing(server, tmp_path, assignment, exercise):
+    path = tmp_path / FILENAME[assignment]
+    path.write_text(REFERENCE[assignment].read_text(), encoding="utf-8")
+    with api.Grader(assignment, server=server, exercises=frozenset({exercise})) as grader:
+        card = grader.grade(path)
+    own = [c for c in card.checks if c.exercise == exercise]
+    rest = [c for c in card.checks if c.exercise != exercise]
+    assert own and all(c.status in ("passed", "skipped") for c in own)
+    assert rest and all(c.status == "error" and c.score == 0 and "did not run" in c.message for c in rest)
+    assert card.score == sum(c.score for c in own) < card.max_score

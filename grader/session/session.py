@@ -98,8 +98,9 @@ class Judge:
 
     def __init__(self, assignment: AssignmentConfig, cuda: bool, select: str | None = None, *,
                  visible_only: bool = False, reference: ReferenceFor | None = None,
-                 collected_for: AssignmentConfig | None = None) -> None:
-        """``visible_only``: deselect every test the assignment does not configure (``grader check``
+                 collected_for: AssignmentConfig | None = None, exercises: frozenset[str] | None = None) -> None:
+        """``exercises``: run only these exercises' checks (the others are deselected, so the card says they did
+        not run and they earn nothing); ``visible_only``: deselect every test the assignment does not configure (``grader check``
         hands in the visible part of the config); ``reference``: what each check's ``reference``
         fixture gets instead of the assignment's own (``grader release`` records through it);
         ``collected_for``: the whole assignment when ``assignment`` is its visible part (the shared
@@ -124,7 +125,7 @@ class Judge:
             self._broken = ChecksBroken(f"the {'reference' if assignment.reference else 'recorded values'} "
                                         f"{source.name if source else ''} cannot be loaded: {type(exc).__name__}: {exc}")
         self.plugin = GraderPlugin(answers, assignment, cuda, diagnoser, collected_for)
-        self._assignment, self._visible_only = assignment, visible_only
+        self._assignment, self._visible_only, self._exercises = assignment, visible_only, exercises
         self.deselected = 0  # checks left out by ``visible_only``, known once collected
         self._args = [str(assignment.checks_dir), *PYTEST_ARGS] + (["-k", select] if select else [])
         self._inbox: queue.Queue[Context | None] = queue.Queue()
@@ -156,6 +157,11 @@ class Judge:
             IMPORTING.release()
 
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if self._exercises is not None:
+            others = [item for item in items if exercise_of(item) not in self._exercises]
+            if others:
+                config.hook.pytest_deselected(items=others)
+                items[:] = [item for item in items if exercise_of(item) in self._exercises]
         if not self._visible_only:
             return
         keep, drop = [], []
