@@ -30,7 +30,7 @@ from grader.config import load_config
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import FILENAME, REFERENCE
-from tests.wrapped import wrapper
+from tests.wrapped import callers, wrapper
 
 # name -> what the wrapped function returns instead of its answer ``v`` (``first``: v, or v's first element)
 MALFORMATIONS = {
@@ -99,24 +99,6 @@ def product() -> list[Malformed]:
 
 
 FAMILY = product()
-
-
-def callers(assignment: str) -> dict[str, set[str]]:
-    """For each top-level function or class of the reference: the ones that call it, directly or not."""
-    tree = ast.parse(REFERENCE[assignment].read_text())
-    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    uses = {name: {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in defs and x.id != name}
-            for name, node in defs.items()}
-    result: dict[str, set[str]] = {name: set() for name in defs}
-    for name in defs:
-        todo = [name]
-        while todo:
-            callee = todo.pop()
-            for caller, called in uses.items():
-                if callee in called and caller not in result[name]:
-                    result[name].add(caller)
-                    todo.append(caller)
-    return result
 
 
 def whole_card_members() -> frozenset[Malformed]:

@@ -4,6 +4,10 @@ families build a submission whose one function (or one module's forward) returns
 
 from __future__ import annotations
 
+import ast
+
+from tests.corpus_cases import REFERENCE
+
 FUNCTION_WRAPPER = '''
 _wrapped_{exercise} = {exercise}
 
@@ -34,3 +38,23 @@ def wrapper(exercise: str, helper: str) -> str:
 def module_wrapper(exercise: str, helper: str) -> str:
     """The forward of class ``exercise`` passed through ``helper``, whatever the name's case."""
     return MODULE_WRAPPER.format(exercise=exercise, helper=helper)
+
+
+def callers(assignment: str) -> dict[str, set[str]]:
+    """For each top-level function or class of the reference: the ones that call it, directly or not. A family
+    member grades with the checks of its exercise and of these (``api.Grader(exercises=...)``): no other check
+    calls what the member changed."""
+    tree = ast.parse(REFERENCE[assignment].read_text())
+    defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    uses = {name: {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in defs and x.id != name}
+            for name, node in defs.items()}
+    result: dict[str, set[str]] = {name: set() for name in defs}
+    for name in defs:
+        todo = [name]
+        while todo:
+            callee = todo.pop()
+            for caller, called in uses.items():
+                if callee in called and caller not in result[name]:
+                    result[name].add(caller)
+                    todo.append(caller)
+    return result
