@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from grader.checks.helpers import all_close
 from grader.config import load_config
-from grader.diagnosis.catalogue import CatalogueError, load_catalogue, read_mistake
+from grader.diagnosis.catalogue import CatalogueError, Mistake, definition_span, load_catalogue, read_mistake
 from grader.diagnosis.diagnose import CheckEvidence, Diagnoser
 from grader.diagnosis.naming import diagnosis
 from tests.corpus_cases import REFERENCE, corpus, diagnosis_outcome, expected_diagnosis
@@ -64,6 +64,37 @@ def test_a_stale_or_malformed_catalogue_file_fails_loudly(tmp_path):
     (mistake,) = load_catalogue("attention", root=tmp_path)
     with pytest.raises(CatalogueError, match="exactly once"):
         mistake.variant(REFERENCE["attention"])
+
+
+EDITS = [(a, m) for a in ASSIGNMENTS for m in load_catalogue(a) if m.replace]
+
+
+@pytest.mark.parametrize("assignment, mistake", EDITS, ids=[f"{a}/{m.id}" for a, m in EDITS])
+def test_a_new_definition_holding_an_entrys_line_breaks_no_catalogue_entry(assignment, mistake):
+    """An exercise added to the reference may hold the very line an entry edits (its own ``return weights @ v``):
+    the edit applies in the definition of the entry's exercise and leaves the new one as it is."""
+    reference = REFERENCE[assignment].read_text()
+    start, end = definition_span(reference, mistake.exercise)
+    copy = re.sub(rf"^(def|class) {mistake.exercise}\b", r"\1 added_exercise", reference[start:end], count=1)
+    grown = reference + "\n\n" + copy
+    patched = mistake.source(grown)
+    tail = reference[end:] + "\n\n" + copy
+    assert patched[:start] == reference[:start] and patched.endswith(tail)  # the new definition untouched too
+    own = patched[start:len(patched) - len(tail)]
+    assert own != reference[start:end] and all(new in own for _, new in mistake.replace)
+
+
+def test_an_edit_outside_its_exercises_definition_is_refused_with_the_exercise_named():
+    reference = REFERENCE["attention"].read_text()
+    _, line = next((m, old) for m in load_catalogue("attention") for old, _ in m.replace if m.exercise == "apply_mask")
+    elsewhere = Mistake(id="elsewhere", assignment="attention", exercise="softmax", title="t", explanation="e",
+                        replace=((line, "x"),))
+    with pytest.raises(CatalogueError, match="definition of `softmax`"):
+        elsewhere.source(reference)
+    nowhere = Mistake(id="nowhere", assignment="attention", exercise="no_such_exercise", title="t", explanation="e",
+                      replace=((line, "x"),))
+    with pytest.raises(CatalogueError, match="defines no function or class `no_such_exercise`"):
+        nowhere.source(reference)
 
 
 @pytest.mark.parametrize("case", [c for c in MUTANTS if expected_diagnosis(c)], ids=lambda c: c.id)

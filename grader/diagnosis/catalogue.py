@@ -14,6 +14,7 @@ catalogue is left out of student kits: its patches show the reference.
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import re
@@ -47,17 +48,35 @@ class Mistake:
     effect: str = ""  # what it does, quoting no code: said when the student's code lacks what the title quotes
 
     def source(self, reference: str) -> str:
-        """The reference with this mistake in it."""
+        """The reference with this mistake in it.
+
+        A ``replace`` edit applies inside the definition of the entry's exercise only, so a new definition
+        elsewhere in the reference (an exercise added, holding the same line) never breaks an old entry."""
         for old, new in self.replace:
-            if reference.count(old) != 1:
-                raise CatalogueError(f"mistake {self.assignment}/{self.id}: `{old}` must occur exactly once in the reference")
-            reference = reference.replace(old, new)
+            start, end = definition_span(reference, self.exercise)
+            own = reference[start:end]
+            if own.count(old) != 1:
+                raise CatalogueError(f"mistake {self.assignment}/{self.id}: `{old}` must occur exactly once in "
+                                     f"the reference's definition of `{self.exercise}`")
+            reference = reference[:start] + own.replace(old, new) + reference[end:]
         return reference + (f"\n\n# ---- catalogued mistake {self.id} ----\n{self.define}" if self.define else "")
 
     def variant(self, reference: Path) -> ModuleType:
         """The patched reference as a module (not left in ``sys.modules``)."""
         name = "_mistake_" + re.sub(r"\W", "_", f"{self.assignment}_{self.id}")
         return module_from_source(self.source(reference.read_text(encoding="utf-8")), name)
+
+
+def definition_span(source: str, name: str) -> tuple[int, int]:
+    """Where the top-level function or class ``name`` of ``source`` is written: its whole lines, decorators and
+    a comment on its last line included. Raises CatalogueError when ``source`` defines no such name."""
+    lines = source.splitlines(keepends=True)
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            start = sum(len(line) for line in lines[:first - 1])
+            return start, start + sum(len(line) for line in lines[first - 1:node.end_lineno])
+    raise CatalogueError(f"the reference defines no function or class `{name}` for a catalogued mistake to edit")
 
 
 def module_from_source(source: str, name: str) -> ModuleType:
