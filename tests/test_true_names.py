@@ -499,3 +499,39 @@ def test_a_size_from_another_axis_says_which_axes(owner, words, axis):
     effects = {v.effect for v in variants(source, "a") if v.operator == "shape" and "axis" in v.effect}
     assert effects == {f"a size of {words} read along axis {new} where the lesson reads its axis {axis}"
                        for new in (-1, -2, 0) if new != axis}, effects
+
+
+def _matmul_error(a: tuple[int, int], b: tuple[int, int]) -> str:
+    try:
+        torch.zeros(a) @ torch.zeros(b)
+    except RuntimeError as exc:
+        return str(exc)
+    raise AssertionError(f"{a} @ {b} raised nothing")
+
+
+SHAPE_PAIRS = [((m, k), (j, n)) for m in (3, 15) for k in (4, 8) for j in (5, 12) for n in (2, 12) if k != j]
+
+
+@pytest.mark.parametrize("pair", SHAPE_PAIRS, ids=str)
+def test_an_error_on_other_sizes_is_another_answer(pair):
+    """Two codes that both fail to multiply, on the same inputs, fail on the same sizes only if they multiply the
+    same things: "(15x8 and 12x12)" is not "(5x12 and 8x12)", so raising alone never makes a mistake the student's."""
+    from grader.diagnosis.answers import _raised, same
+
+    mine = _raised("RuntimeError", _matmul_error(*pair))
+    for other in SHAPE_PAIRS:
+        theirs = _raised("RuntimeError", _matmul_error(*other))
+        assert same(mine, theirs) == (_matmul_error(*pair) == _matmul_error(*other)), (pair, other)
+        assert same(mine, theirs, words=False)  # where the contract asks for an exception, its type is enough
+
+
+@pytest.mark.parametrize("first, second", [
+    ("'Tensor' object at 0x7f3a2c1b9e50 is not callable", "'Tensor' object at 0x55d0c0ffee00 is not callable"),
+    ("invalid syntax (<student>, line 7)", "invalid syntax (<student>, line 1234)"),
+    ("<function f at 0x7f00> got (line 3)", "<function f at 0xABCDEF> got (line 41)"),
+])
+def test_what_differs_between_two_runs_of_the_same_code_is_not_read(first, second):
+    from grader.diagnosis.answers import _raised, same
+
+    assert same(_raised("TypeError", first), _raised("TypeError", second))
+    assert not same(_raised("TypeError", first), _raised("ValueError", second))
