@@ -10,6 +10,7 @@ import inspect
 import base64
 import json
 import re
+import zlib
 import shutil
 import subprocess
 import types
@@ -304,7 +305,22 @@ def test_release_refuses_to_write_an_answer_in_one_line(tmp_path, monkeypatch, c
 
 # --- the kit judges like the course --------------------------------------------------------------
 
-KIT_SAMPLE = corpus("mutants")[::4] + corpus("alternatives")[::4]
+def kit_cases(assignment: str, cards: Any) -> list[Any]:
+    """The corpus cases the kit is held to: for every visible check that some mutant fails on the course's card,
+    the mutant that fails it with the fewest visible failures (ties by id), so each check's own failure path runs
+    in the kit, not a crash on the way to it (a path only a wrong submission takes asks the recorded reference
+    questions its pass never does); and every fourth correct alternative by a hash of its id, so that adding a
+    case never changes which of the others are chosen."""
+    def failed(case: Any) -> set[str]:
+        return {c.id for c in cards[case.id].checks if c.visibility == "visible" and c.status not in ("passed", "skipped")}
+
+    mutants = sorted((c for c in corpus("mutants") if c.assignment == assignment), key=lambda c: c.id)
+    fails = {c.id: failed(c) for c in mutants}
+    chosen = {min((c for c in mutants if check in fails[c.id]), key=lambda c: (len(fails[c.id]), c.id)).id: None
+              for check in sorted(set().union(*fails.values()))}
+    chosen = [c for c in mutants if c.id in chosen]
+    alternatives = [c for c in corpus("alternatives") if c.assignment == assignment and zlib.crc32(c.id.encode()) % 4 == 0]
+    return chosen + alternatives
 
 
 CALLEE_NOTE = re.compile(r"(; your `[^`]+` calls your `[^`]+`.*?: fix `[^`]+` first)"
@@ -313,7 +329,7 @@ CALLEE_NOTE = re.compile(r"(; your `[^`]+` calls your `[^`]+`.*?: fix `[^`]+` fi
 
 @pytest.mark.slow
 def test_the_kit_gives_the_same_visible_verdicts_as_the_reference(release, server, corpus_cards, tmp_path):
-    """Mutants and correct alternatives: the recorded values pass and fail exactly the visible
+    """Mutants (``kit_cases``: one failing each visible check some mutant fails) and correct alternatives: the recorded values pass and fail exactly the visible
     checks that the reference itself passes and fails, with the same messages. The two differences:
     the kit names no known mistake (its catalogue would show the reference), and no callee whose return
     is not the contract's (``proxy._callee_note``: it compares with the reference's outputs on the
@@ -325,7 +341,7 @@ def test_the_kit_gives_the_same_visible_verdicts_as_the_reference(release, serve
     not depend on the hidden checks graded beside it, so these are the verdicts ``grader check`` gives."""
     kit_config = release / "grader/course/assignments.yaml"
     for aid in CONFIG.assignments:
-        cases = [c for c in KIT_SAMPLE if c.assignment == aid]
+        cases = kit_cases(aid, corpus_cards)
         assert cases
         with api.Grader(aid, server=server, visible_only=True, config_path=kit_config) as student:
             for case in cases:

@@ -27,6 +27,10 @@ def test_query_key_value_are_linears_without_bias(student):
 
 def test_dropout_acts_on_the_weights(student, reference):
     """Identical tokens make uniform weights: dropping weights scales whole rows of v, never single channels."""
+    spec = ModuleSpec("SelfAttentionHead", (D_MODEL, HEAD, CTX), reference)
+    # Ask the reference now what the trace below asks only of a wrong submission: the student kit answers from
+    # what the reference's own run of this check asked (``tape``), and that run never reaches the trace.
+    spec.params()
     token = h.randn(1, 1, D_MODEL, seed=90)
     x = token.expand(B, T, D_MODEL).contiguous()
     facts = student.probe("SelfAttentionHead", D_MODEL, HEAD, CTX, 0.5, mode="train", inputs=[x])
@@ -51,7 +55,7 @@ def test_dropout_acts_on_the_weights(student, reference):
     changed = not torch.allclose(factors, torch.ones_like(factors), atol=1e-6)
     if on_weights and changed:
         return
-    seen = sites.trace(student, ModuleSpec("SelfAttentionHead", (D_MODEL, HEAD, CTX), reference))
+    seen = sites.trace(student, spec)
     wrong = seen.misplaced("SelfAttentionHead") if seen else None
     if wrong is not None and not seen.on_weights("SelfAttentionHead"):
         raise AssertionError(f"in training mode (dropout=0.5) {sites.site_sentence(wrong, 'SelfAttentionHead')}")
