@@ -65,14 +65,15 @@ def reach(name: str, references: tuple[Path, ...] = REFERENCES) -> frozenset[str
 def exercises_of(value: Any, assignments: frozenset[str] = frozenset()) -> frozenset[str] | None:
     """The exercises a test parameter is about, or None where it is about no exercise in particular.
 
-    A corpus case is about the functions and classes it defines (its ``# exercise:`` header too); a generated
+    A corpus case is about the functions and classes it defines, its ``# exercise:`` and the exercises its
+    ``# failing_only:`` names (a hostile case that deletes ``softmax`` is about ``softmax``'s callers); a generated
     family member about its ``exercise``; an id such as ``attention/softmax/list`` or a bare name about
     the names it holds after the leading assignment id (the assignment ``attention`` shares its name with
     an exercise; ``keep`` filters the names to exercises).
     """
     if hasattr(value, "header") and hasattr(value, "path"):  # tests.corpus_cases.CorpusCase
-        defined = defined_names(value.path.read_bytes())
-        return frozenset(defined | {value.header["exercise"]} if "exercise" in value.header else defined)
+        named = {value.header.get("exercise", "")} | set(re.findall(r"\w+", value.header.get("failing_only", "")))
+        return frozenset(defined_names(value.path.read_bytes()) | named)
     if isinstance(getattr(value, "exercise", None), str):
         return frozenset({value.exercise})
     if isinstance(value, str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -82,7 +83,8 @@ def test_a_name_no_reference_defines_is_a_usage_error():
 def test_a_corpus_case_is_kept_exactly_when_it_defines_or_is_about_an_affected_exercise(name):
     reached = affected.reach(name)
     for case in CASES:
-        about = affected.defined_names(case.path.read_bytes()) | {case.header.get("exercise", "")}
+        about = (affected.defined_names(case.path.read_bytes()) | {case.header.get("exercise", "")}
+                 | set(re.findall(r"\w+", case.header.get("failing_only", ""))))
         want = not (about & EXERCISES) or bool(about & reached)
         assert affected.keep(_item("test_corpus", case=case), reached, EXERCISES) == want, case.id
 
@@ -108,6 +110,19 @@ def test_a_test_about_no_exercise_is_kept_in_the_modules_that_read_the_config_an
             assert affected.keep(_item(module, assignment=aid), reached, EXERCISES, ASSIGNMENTS)
     for module in ("test_sandbox_limits", "test_batch", "test_export_formats", "test_links"):
         assert not affected.keep(_item(module), reached, EXERCISES)
+
+
+def test_a_case_deleting_a_callee_is_kept_for_the_callees_callers():
+    """``missing_softmax`` defines no ``softmax`` at all (``failing_only: softmax``): a new exercise that calls
+    ``softmax`` must run it, since the new exercise's checks now fail too."""
+    deleting = [c for c in CASES if c.header.get("failing_only") and c.header["failing_only"] not in
+                affected.defined_names(c.path.read_bytes())]
+    assert deleting
+    for case in deleting:
+        for name in sorted(EXERCISES):
+            reached = affected.reach(name)
+            if case.header["failing_only"] in reached:
+                assert affected.keep(_item("test_hostile", case=case), reached, EXERCISES), (case.id, name)
 
 
 def test_a_file_that_does_not_parse_still_names_what_it_defines():
