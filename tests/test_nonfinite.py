@@ -26,7 +26,7 @@ from grader.config import load_config
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import FILENAME, REFERENCE
-from tests.wrapped import callers, module_wrapper, wrapper
+from tests.wrapped import callers, grade_family, module_wrapper, wrapper
 
 PATTERNS = ("row", "entry", "all", "past")
 # The issue's three (a NaN row, one inf entry, all NaN), and NaN in every row but the last: what a +inf mask
@@ -159,19 +159,7 @@ def judged(variant: Variant) -> frozenset[str] | None:
 @pytest.fixture(scope="module")
 def cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scorecard]:
     """Every variant graded once, through one warm grader per assignment and set of judged exercises."""
-    folder = tmp_path_factory.mktemp("nonfinite")
-    graded: dict[str, Scorecard] = {}
-    groups: dict[tuple[str, frozenset[str] | None], list[Variant]] = {}
-    for variant in (v for pair in PAIRS for v in pair):
-        groups.setdefault((variant.assignment, judged(variant)), []).append(variant)
-    for (assignment, exercises), members in sorted(groups.items(), key=lambda g: (g[0][0], sorted(g[0][1] or ()))):
-        with api.Grader(assignment, server=server, exercises=exercises) as grader:
-            for variant in members:
-                path = folder / variant.id.replace("/", "_") / FILENAME[assignment]
-                path.parent.mkdir(parents=True)
-                path.write_text(variant.source(), encoding="utf-8")
-                graded[variant.id] = grader.grade(path)
-    return graded
+    return grade_family(server, tmp_path_factory.mktemp("nonfinite"), [v for pair in PAIRS for v in pair], judged)
 
 
 def passed(status: str, message: str) -> bool:

@@ -30,7 +30,7 @@ from grader.config import load_config
 from grader.sandbox.client import WorkerServer
 from grader.scorecard import Scorecard
 from tests.corpus_cases import FILENAME, REFERENCE
-from tests.wrapped import callers, wrapper
+from tests.wrapped import callers, grade_family, wrapper
 
 # name -> what the wrapped function returns instead of its answer ``v`` (``first``: v, or v's first element)
 MALFORMATIONS = {
@@ -124,20 +124,8 @@ WHOLE_CARDS = whole_card_members()
 @pytest.fixture(scope="module")
 def cards(server: WorkerServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scorecard]:
     """Every member of the family graded once, through one warm grader per assignment and set of exercises."""
-    folder = tmp_path_factory.mktemp("returns")
-    graded: dict[str, Scorecard] = {}
-    groups: dict[tuple[str, frozenset[str] | None], list[Malformed]] = {}
-    for m in FAMILY:
-        judged = None if m in WHOLE_CARDS else frozenset({m.exercise, *callers(m.assignment)[m.exercise]})
-        groups.setdefault((m.assignment, judged), []).append(m)
-    for (assignment, judged), members in sorted(groups.items(), key=lambda g: (g[0][0], sorted(g[0][1] or ()))):
-        with api.Grader(assignment, server=server, exercises=judged) as grader:
-            for m in members:
-                path = folder / m.id.replace("/", "_") / FILENAME[assignment]
-                path.parent.mkdir(parents=True)
-                path.write_text(m.source(), encoding="utf-8")
-                graded[m.id] = grader.grade(path)
-    return graded
+    return grade_family(server, tmp_path_factory.mktemp("returns"), FAMILY, lambda m: None if m in WHOLE_CARDS
+                        else frozenset({m.exercise, *callers(m.assignment)[m.exercise]}))
 
 
 def test_the_family_is_every_exercise_times_every_malformation():

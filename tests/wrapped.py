@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import ast
 
-from tests.corpus_cases import REFERENCE
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from tests.corpus_cases import FILENAME, REFERENCE
 
 FUNCTION_WRAPPER = '''
 _wrapped_{exercise} = {exercise}
@@ -58,3 +62,23 @@ def callers(assignment: str) -> dict[str, set[str]]:
                     result[name].add(caller)
                     todo.append(caller)
     return result
+
+
+def grade_family(server: Any, folder: Path, members: Iterable[Any],
+                 judged: Callable[[Any], frozenset[str] | None]) -> dict[str, Any]:
+    """Each member (``assignment``, ``id``, ``source()``) graded once, by id: one warm grader per assignment and
+    set of judged exercises (``judged(member)``: the exercises whose checks run, None for every one)."""
+    from grader import api
+
+    groups: dict[tuple[str, frozenset[str] | None], list[Any]] = {}
+    for member in members:
+        groups.setdefault((member.assignment, judged(member)), []).append(member)
+    graded: dict[str, Any] = {}
+    for (assignment, exercises), group in sorted(groups.items(), key=lambda g: (g[0][0], sorted(g[0][1] or ()))):
+        with api.Grader(assignment, server=server, exercises=exercises) as grader:
+            for member in group:
+                path = folder / member.id.replace("/", "_") / FILENAME[assignment]
+                path.parent.mkdir(parents=True)
+                path.write_text(member.source(), encoding="utf-8")
+                graded[member.id] = grader.grade(path)
+    return graded
