@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 
 from grader.checks.helpers import DEVICE_MISMATCH, TOLERANCES, all_close
@@ -180,7 +181,13 @@ def _same_weights(a: Answer, b: Answer) -> bool:
     in a plain list is never loaded), its outputs' values say nothing of the mistake."""
     x, y = a.compared_weights, b.compared_weights
     return x is not None and y is not None and [n for n, _ in x] == [n for n, _ in y] and all(
-        _agree(u, v) for (_, u), (_, v) in zip(x, y))
+        _identical(u, v) or _agree(u, v) for (_, u), (_, v) in zip(x, y))
+
+
+def _identical(x: tuple[Any, Any], y: tuple[Any, Any]) -> bool:
+    """Two comparable floating values equal bit for bit (NaN nowhere), so ``_agree`` holds: one NumPy comparison,
+    where ``_agree`` makes several. Weights are most often loaded from the same request on both sides."""
+    return isinstance(x[1], np.ndarray) and isinstance(y[1], np.ndarray) and x[0] == y[0] and np.array_equal(x[1], y[1])
 
 
 def _comparable(x: Any) -> tuple[Any, Any]:
