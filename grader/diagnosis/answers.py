@@ -182,10 +182,19 @@ def same(a: Answer, b: Answer, words: bool = True) -> bool:
 def _same_weights(a: Answer, b: Answer) -> bool:
     """Whether two modules computed with the same weights: both fully seen, the same names, close values.
     Where not (a module built in another order draws the weights a check does not load in another order; one
-    in a plain list is never loaded), its outputs' values say nothing of the mistake."""
-    x, y = a.compared_weights, b.compared_weights
-    return x is not None and y is not None and [n for n, _ in x] == [n for n, _ in y] and all(
-        _agree(u, v) for (_, u), (_, v) in zip(x, y))
+    in a plain list is never loaded), its outputs' values say nothing of the mistake. Weights equal bit for bit
+    (most often: both loaded from the request) agree without their float64 copies (``_identical``)."""
+    if a.weights is None or b.weights is None or [n for n, _ in a.weights] != [n for n, _ in b.weights]:
+        return False
+    return all(_identical(u, v) or _agree(a.compared_weights[i][1], b.compared_weights[i][1])
+               for i, ((_, u), (_, v)) in enumerate(zip(a.weights, b.weights)))
+
+
+def _identical(x: Any, y: Any) -> bool:
+    """Two tensors of one dtype, shape and device (not ``meta``) equal element for element, NaN nowhere: ``_agree``
+    holds for them whatever the tolerance, so one ``torch.equal`` decides (no copies, no tolerance test)."""
+    return (isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.dtype == y.dtype and x.shape == y.shape
+            and x.device == y.device and x.device.type != "meta" and torch.equal(x, y))
 
 
 def _comparable(x: Any) -> tuple[Any, Any]:

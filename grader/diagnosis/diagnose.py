@@ -33,11 +33,12 @@ from grader.diagnosis.family import variants as generate_variants
 from grader.diagnosis import noise
 from grader.diagnosis.callgraph import uses
 from grader.diagnosis.gradients import is_gradient_request
+from grader.diagnosis.held import held_first
 from grader.diagnosis.naming import Known, WhereItRuns, is_pair, named_first
 from grader.diagnosis.observed import Observed, observations
 from grader.diagnosis.relation_search import find as find_relations
 from grader.diagnosis.relations import Relation
-from grader.diagnosis.truth import TrueNames
+from grader.diagnosis.truth import ReferenceReading, TrueNames
 
 MAX_REMEMBERED_ANSWERS = 20_000  # a few KB each at most: the checks' tensors are small
 MAX_READ_REQUESTS = 4_000  # a few cards' requests: what one card's diagnosis reads again
@@ -67,10 +68,9 @@ class Diagnoser:
 
     def __init__(self, reference: Path, mistakes: Sequence[Mistake], *, operators: bool = False,
                  assignment: str = "") -> None:
-        self._reference_path = reference
+        self._reference_path, self._reading = reference, None
         self._assignment = assignment or (mistakes[0].assignment if mistakes else "")
-        self._mistakes = tuple(mistakes)
-        self._operators = operators
+        self._mistakes, self._operators = tuple(mistakes), operators
         self._generated: tuple[Variant, ...] | None = None
         self._factory: VariantFactory | None = None
         self._modules: dict[str, ModuleType] = {}  # loaded when first needed: most gradings never diagnose
@@ -143,7 +143,9 @@ class Diagnoser:
     def true_names(self, student: str | None) -> TrueNames:
         """What a card may quote of ``student``'s code (``truth``); None: the source is not known, so no title
         that quotes code as the student's is said."""
-        return TrueNames(self._reference_path.read_text(encoding="utf-8"), student)
+        if self._reading is None:  # the reference's side, read once (``truth.ReferenceReading``)
+            self._reading = ReferenceReading(self._reference_path.read_text(encoding="utf-8"))
+        return TrueNames(self._reading, student)
 
     def family(self) -> tuple[Known, ...]:
         """Every known mistake: the catalogue's first (their words are written by hand), then the generated."""
@@ -179,7 +181,6 @@ class Diagnoser:
         is replayed with autograd only when the plain requests could not rule it out (``gradients``)."""
         def order(item: Evidence) -> tuple[bool, bool]:
             message, key, answer = item
-            ref = self._answer(None, message, key)
             return is_gradient_request(message), self._as_reference(message, key, answer)
         return sorted(evidence, key=order)
 
@@ -188,7 +189,7 @@ class Diagnoser:
         for an exception (the reference raises) and the student raised another type, only that type (and
         whether it is a device mismatch) is compared, even for a ``RuntimeError``: a student's own ``raise
         RuntimeError(...)`` in place of the ``ValueError`` asked for has words of its own."""
-        for message, key, answer in evidence:
+        for message, key, answer in held_first(evidence, lambda digest: (mistake.id, digest) in self._answers):
             variant = self._answer(mistake, message, key)
             reference = self._answer(None, message, key)
             if getattr(mistake, "where_differs", False) and (self._as_reference(message, key, answer)

@@ -36,7 +36,8 @@ import ast
 import builtins
 import copy
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from grader.diagnosis.catalogue import Mistake
 
@@ -144,14 +145,36 @@ def count(fragment: ast.AST, scope: Iterable[ast.AST], keep: frozenset[str]) -> 
     return sum(type(n) is type(fragment) and shape(n, keep) == wanted for n in nodes)
 
 
+class ReferenceReading:
+    """The reference's side of ``TrueNames``, read once per judge (a ``Diagnoser`` keeps one) rather than once
+    per card: its definitions and names, and per mistake the definitions it changes and the fragments its title
+    claims, each a parse of the whole reference. Keyed by the mistake itself (a frozen dataclass: equal mistakes,
+    equal readings); a card reads only the student's code anew."""
+
+    def __init__(self, reference: str) -> None:
+        tree = ast.parse(reference)
+        self.source, self.definitions, self.keep = reference, definitions(tree), module_names(tree)
+        self.changed: dict[object, tuple[list[str], Definitions]] = {}
+        self.claims: dict[object, list[tuple[ast.AST, int]]] = {}
+
+
+def _held(memo: dict[object, Any], mistake: object, work: Callable[[], Any]) -> Any:
+    """``memo[mistake]``, worked out by ``work`` the first time; a mistake that cannot be a key is worked out each time."""
+    try:
+        hash(mistake)
+    except TypeError:  # unhashable: nothing to key it by
+        return work()
+    if mistake not in memo:
+        memo[mistake] = work()
+    return memo[mistake]
+
+
 class TrueNames:
     """Which of a card's named mistakes may quote code, for one student's source and one reference."""
 
-    def __init__(self, reference: str, student: str | None) -> None:
-        tree = ast.parse(reference)
-        self._reference = definitions(tree)
-        self._keep = module_names(tree)
-        self._reference_source = reference
+    def __init__(self, reference: str | ReferenceReading, student: str | None) -> None:
+        self._read = reference if isinstance(reference, ReferenceReading) else ReferenceReading(reference)
+        self._reference, self._keep, self._reference_source = self._read.definitions, self._read.keep, self._read.source
         try:
             self._student: Definitions | None = definitions(ast.parse(student)) if student is not None else None
         except (SyntaxError, ValueError):
@@ -166,6 +189,9 @@ class TrueNames:
 
     def changed(self, mistake: Mistake | object) -> tuple[list[str], Definitions]:
         """The names of the definitions the mistake changes (a variant: its exercise's), and its definitions."""
+        return _held(self._read.changed, mistake, lambda: self._changed(mistake))
+
+    def _changed(self, mistake: Mistake | object) -> tuple[list[str], Definitions]:
         theirs = self._mistake_definitions(mistake)
         names = [name for name, node in theirs.items()
                  if name not in self._reference or ast.dump(node) != ast.dump(self._reference[name])]
@@ -174,6 +200,9 @@ class TrueNames:
     def claims(self, mistake: Mistake | object) -> list[tuple[ast.AST, int]]:
         """The fragments ``mistake``'s title says of the student's code, each with how often it must occur there.
         Counted in the definitions the mistake changes, against the reference's definitions of the same names."""
+        return _held(self._read.claims, mistake, lambda: self._claims(mistake))
+
+    def _claims(self, mistake: Mistake | object) -> list[tuple[ast.AST, int]]:
         fragments_said = fragments(getattr(mistake, "title"))
         if not fragments_said:
             return []
