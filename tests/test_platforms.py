@@ -195,11 +195,14 @@ from grader.sandbox.launcher import start_server
 from grader.sandbox.limits import Limits
 
 source = "import time\\ndef sleeps():\\n    time.sleep(600)\\ndef spins():\\n    while True:\\n        pass\\n"
-limits = Limits(call_cpu_seconds=1.0, call_wall_seconds=4.0)
+# The spinning call's wall limit is far above its CPU limit: on a machine shared with other runs it may get a
+# tenth of a core, and must still reach its CPU second before the wall clock ends it.
+limits = {"sleeps": Limits(call_cpu_seconds=1.0, call_wall_seconds=4.0),
+          "spins": Limits(call_cpu_seconds=1.0, call_wall_seconds=60.0)}
 said = {}
 with start_server(fork=False) as server, tempfile.TemporaryDirectory() as scratch:
     for fn in ("sleeps", "spins"):
-        worker = SubmissionWorker(server, source, "hang.py", limits, Path(scratch))
+        worker = SubmissionWorker(server, source, "hang.py", limits[fn], Path(scratch))
         try:
             worker.request({"op": "call", "fn": fn, "args": []}, fn)
             said[fn] = "returned"
