@@ -275,7 +275,8 @@ END_TO_END = frozenset({"test_batch", "test_cli", "test_hostile", "test_student_
 # xdist hands out modules in the order collected (``--no-loadscope-reorder`` in pyproject), so the modules
 # that took longest in a full run go first and the run ends on short ones, not with one worker idle while the
 # other finishes a 30 s module. Only the order changes; a module left off the list keeps its place after them.
-LONGEST_FIRST = ("test_batch", "test_platforms", "test_diagnosis", "test_blame", "test_tmpdir", "test_runner", "test_nonfinite",
+LONGEST_FIRST = ("test_batch", "test_platforms", "test_returns", "test_diagnosis", "test_blame", "test_tmpdir", "test_runner",
+                 "test_nonfinite", "test_doc_commands",
                  "test_hostile", "test_changes", "test_hidden_bundle", "test_ci", "test_overrides",
                  "test_notebook_differential", "test_forked_server", "test_release", "test_round_trip",
                  "test_release_notebooks", "test_seeds", "test_selfcheck")
